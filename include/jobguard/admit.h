@@ -1,0 +1,55 @@
+/* admit: the one entry point shared by the CLI and the server: AdmissionReview bytes in,
+ * response AdmissionReview bytes out (decode -> rules -> verdict -> encode). */
+#ifndef JOBGUARD_ADMIT_H
+#define JOBGUARD_ADMIT_H
+
+#include "jobguard/buf.h"
+#include "jobguard/decode.h"
+#include "jobguard/rules.h"
+
+enum jg_verdict {
+    JG_VERDICT_ALLOWED,     /* allowed: true */
+    JG_VERDICT_DENIED,      /* allowed: false, status.code 422 Invalid, rule violations */
+    JG_VERDICT_BAD_REQUEST, /* allowed: false, status.code 400: input not decodable */
+    JG_VERDICT_ERROR,       /* allowed: false, status.code 500: out of memory */
+};
+
+/* What the transport needs for logs and metrics, copied out (truncated to fit). */
+struct jg_outcome {
+    enum jg_verdict verdict;
+    int code;     /* response status.code: 0 when allowed, else 422 / 400 / 500 */
+    bool skipped; /* allowed untouched: not a Job/CronJob CREATE/UPDATE */
+    bool dry_run;
+    char uid[128];
+    char namespace_[64];
+    char name[254];
+    char user[256];
+    char operation[16];    /* "CREATE", ... ; "" when undecodable */
+    char resource[64];     /* request.resource.resource, e.g. "jobs" */
+    char sub_resource[32]; /* "" or "status" */
+    uint64_t rules;        /* bit (1 << enum jg_rule_id) for every rule that fired */
+    size_t n_errors;       /* field errors (causes), duplicates included */
+    jg_buf message;        /* status.message of a denial or error; owned */
+    jg_buf causes;         /* denial: one "<field>: <body>\n" line per cause; owned */
+};
+
+void jg_outcome_init(struct jg_outcome *o);
+void jg_outcome_free(struct jg_outcome *o);
+
+/* Decides one AdmissionReview. `response` is reset and receives the response JSON; `out` (may be
+ * NULL) receives the outcome. Never crashes on any input; on allocation failure the response is a
+ * small 500 AdmissionReview, or, if even that cannot be allocated, `response->oom` is set and the
+ * caller sends jg_oom_response instead. Thread-safe (no shared state besides the allocator hooks). */
+enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *cfg,
+                         jg_buf *response, struct jg_outcome *out);
+
+extern const char jg_oom_response[];
+
+/* The same for an already decoded review (used by `jobguard check --old/--new`). */
+enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config *cfg,
+                                jg_buf *response, struct jg_outcome *out);
+
+/* Rule IDs of the bits in `rules`, for logs: appends `"ID1","ID2"` (JSON strings, comma-separated). */
+void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out);
+
+#endif

@@ -1,0 +1,84 @@
+/* rules: pure functions of the view, declared in one table in upstream evaluation order
+ * (job-rules.md §2 and §3.2). The same table feeds `jobguard rules`, logs and metrics. */
+#ifndef JOBGUARD_RULES_H
+#define JOBGUARD_RULES_H
+
+#include "jobguard/verdict.h"
+#include "jobguard/view.h"
+
+enum jg_rule_id {
+    /* §2: spec.managedBy (Job) and spec.jobTemplate.spec.managedBy (CronJob) */
+    JG_R_MANAGED_BY_FORMAT,
+    JG_R_MANAGED_BY_LENGTH,
+    JG_R_MANAGED_BY_IMMUTABLE,
+    /* §3.2, rows 1..36 in order */
+    JG_R_NON_NEGATIVE, /* rows 1-5 */
+    JG_R_UNCOUNTED_EMPTY,
+    JG_R_UNCOUNTED_DUPLICATE,
+    JG_R_COMPLETE_WITH_FAILED,
+    JG_R_COMPLETE_WITH_FAILURE_TARGET,
+    JG_R_NOT_COMPLETE_WITH_COMPLETION_TIME,
+    JG_R_COMPLETE_WITHOUT_COMPLETION_TIME,
+    JG_R_COMPLETION_BEFORE_START,
+    JG_R_FAILED_WITHOUT_FAILURE_TARGET,
+    JG_R_COMPLETE_WITHOUT_SCM,
+    JG_R_FINISHED_WITH_ACTIVE,
+    JG_R_FINISHED_WITHOUT_START_TIME,
+    JG_R_FINISHED_WITH_UNCOUNTED,
+    JG_R_INVALID_COMPLETED_INDEXES,
+    JG_R_INVALID_FAILED_INDEXES,
+    JG_R_COMPLETED_INDEXES_NON_INDEXED,
+    JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT,
+    JG_R_FAILED_INDEXES_OVERLAP,
+    JG_R_FINISHED_WITH_TERMINATING,
+    JG_R_MORE_READY_THAN_ACTIVE,
+    JG_R_SCM_NON_INDEXED, /* X1: never active in v1.35 */
+    JG_R_SCM_WITH_FAILED,
+    JG_R_SCM_WITH_FAILURE_TARGET,
+    JG_R_SCM_WITHOUT_SUCCESS_POLICY, /* X2: never active in v1.35 */
+    JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM,
+    JG_R_DISABLING_TERMINAL_CONDITION,
+    JG_R_DECREASING_FAILED,
+    JG_R_DECREASING_SUCCEEDED,
+    JG_R_MUTATING_COMPLETION_TIME,
+    JG_R_START_TIME_UPDATE_UNSUSPENDED,
+    JG_R_SCM_DISABLE,
+    JG_R_SCM_AFTER_COMPLETE,
+    JG_RULE_COUNT
+};
+
+/* Kubernetes versions whose wording differs (job-rules.md §6). */
+enum jg_parity { JG_PARITY_1_35, JG_PARITY_1_36 };
+
+struct jg_config {
+    enum jg_parity parity;
+    uint64_t disabled; /* bit (1 << rule id): rules switched off by the operator */
+};
+#define JG_CONFIG_DEFAULT {JG_PARITY_1_35, 0}
+
+struct jg_status_ctx; /* old/new status, old spec and the "changed" predicates */
+
+struct jg_rule {
+    enum jg_rule_id id;
+    const char *name;    /* stable ID: the upstream option name, or ALWAYS-… / X… */
+    const char *field;   /* field path of its errors */
+    const char *when;    /* when it is active, in words (§3.1) */
+    const char *message; /* detail text (v1.35) */
+    const char *section; /* job-rules.md section */
+    /* status rules only: gate and check; NULL check = emitted by the row before it (rows 6-7). */
+    bool (*active)(const struct jg_status_ctx *);
+    void (*check)(const struct jg_status_ctx *, struct jg_errors *);
+};
+
+extern const struct jg_rule jg_rules[JG_RULE_COUNT];
+
+/* Returns the rule named `name` (case-sensitive), or NULL. */
+const struct jg_rule *jg_rule_find(const char *name);
+
+/* Runs every rule that applies to the request, appending errors in upstream order. */
+void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *out);
+
+/* §2.2 IsDomainPrefixedPath + §2.3 length on one value, errors at `field`. */
+void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out);
+
+#endif

@@ -1,0 +1,51 @@
+/* log: one line per event on stderr, JSON (default) or human text, written with a single write(2)
+ * so lines from different threads never interleave. Fields are added in order:
+ *
+ *     struct jg_log l;
+ *     if (jg_log_begin(&l, JG_LOG_INFO, "admission denied")) {
+ *         jg_log_str(&l, "uid", uid);
+ *         jg_log_end(&l);
+ *     }
+ */
+#ifndef JOBGUARD_SERVER_LOG_H
+#define JOBGUARD_SERVER_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobguard/buf.h"
+
+enum jg_log_level { JG_LOG_DEBUG, JG_LOG_INFO, JG_LOG_WARN, JG_LOG_ERROR };
+enum jg_log_format { JG_LOG_FORMAT_JSON, JG_LOG_FORMAT_TEXT };
+
+/* Not thread-safe: call once before starting threads. Defaults: info, json, fd 2. */
+void jg_log_setup(enum jg_log_level level, enum jg_log_format format, int fd);
+
+bool jg_log_parse_level(const char *s, enum jg_log_level *out);
+bool jg_log_parse_format(const char *s, enum jg_log_format *out);
+const char *jg_log_level_name(enum jg_log_level l);
+bool jg_log_enabled(enum jg_log_level l);
+
+struct jg_log {
+    jg_buf b;
+    bool json;
+};
+
+/* Returns false (and does nothing) when the level is filtered out. */
+bool jg_log_begin(struct jg_log *l, enum jg_log_level level, const char *msg);
+void jg_log_str(struct jg_log *l, const char *key, const char *v);
+void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n);
+void jg_log_int(struct jg_log *l, const char *key, int64_t v);
+void jg_log_uint(struct jg_log *l, const char *key, uint64_t v);
+void jg_log_double(struct jg_log *l, const char *key, double v);
+void jg_log_bool(struct jg_log *l, const char *key, bool v);
+/* `json` is already valid JSON (an array of strings, ...); text format prints it as is. */
+void jg_log_raw(struct jg_log *l, const char *key, const char *json, size_t n);
+/* Writes the line and frees the buffer. */
+void jg_log_end(struct jg_log *l);
+
+/* Shorthand for a message with no fields. */
+void jg_log_msg(enum jg_log_level level, const char *msg);
+
+#endif

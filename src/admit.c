@@ -1,0 +1,154 @@
+/* admit: decode -> rules -> verdict -> encode, the single path shared by CLI and server. */
+#include "jobguard/admit.h"
+
+#include "jobguard/encode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Written when even building the error response fails for lack of memory. */
+const char jg_oom_response[] =
+    "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"response\":{\"uid\":"
+    "\"\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\",\"message\":"
+    "\"jobguard: out of memory\",\"reason\":\"InternalError\",\"code\":500}}}";
+
+void jg_outcome_init(struct jg_outcome *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void jg_outcome_free(struct jg_outcome *o)
+{
+    jg_buf_free(&o->message);
+    jg_buf_free(&o->causes);
+}
+
+static void copy(char *dst, size_t cap, jg_str s)
+{
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    if (n) memcpy(dst, s.p, n);
+    dst[n] = '\0';
+}
+
+static void describe(struct jg_outcome *o, const struct jg_request *q)
+{
+    copy(o->uid, sizeof o->uid, q->uid);
+    copy(o->namespace_, sizeof o->namespace_, q->namespace_);
+    copy(o->name, sizeof o->name, q->object.name.n ? q->object.name : q->name);
+    copy(o->user, sizeof o->user, q->username);
+    copy(o->resource, sizeof o->resource, q->resource);
+    copy(o->sub_resource, sizeof o->sub_resource, q->sub_resource);
+    snprintf(o->operation, sizeof o->operation, "%s", jg_operation_name(q->operation));
+    o->dry_run = q->dry_run;
+}
+
+static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o)
+{
+    jg_buf_reset(response);
+    jg_buf_put(response, jg_oom_response, sizeof jg_oom_response - 1);
+    /* If even that failed, response->oom stays set and the caller sends jg_oom_response. */
+    o->verdict = JG_VERDICT_ERROR;
+    o->code = 500;
+    jg_buf_reset(&o->message);
+    jg_buf_puts(&o->message, "out of memory");
+    return o->verdict;
+}
+
+enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config *cfg,
+                                jg_buf *response, struct jg_outcome *out)
+{
+    struct jg_outcome local;
+    struct jg_outcome *o = out ? out : &local;
+    if (!out) jg_outcome_init(&local);
+    const struct jg_request *q = &review->req;
+    describe(o, q);
+    o->skipped = !q->object.present;
+    o->rules = 0;
+
+    struct jg_errors errs;
+    jg_errors_init(&errs);
+    jg_validate(q, cfg, &errs);
+    if (errs.oom) {
+        jg_errors_free(&errs);
+        enum jg_verdict v = out_of_memory(response, o);
+        if (!out) jg_outcome_free(&local);
+        return v;
+    }
+    o->n_errors = errs.n;
+    jg_buf_reset(&o->message);
+    jg_buf_reset(&o->causes);
+    if (errs.n == 0) {
+        jg_encode_allowed(response, q->api_version, q->uid);
+        o->verdict = JG_VERDICT_ALLOWED;
+        o->code = 0;
+    } else {
+        bool cron = q->target == JG_TARGET_CRONJOB;
+        const char *kind = cron ? "CronJob" : "Job";
+        jg_str name = q->object.name.n ? q->object.name : q->name;
+        for (size_t i = 0; i < errs.n; i++) o->rules |= UINT64_C(1) << errs.v[i].rule;
+        jg_render_message(&errs, kind, "batch", name, &o->message);
+        for (size_t i = 0; i < errs.n; i++) {
+            jg_str f = jg_err_field(&errs, i), b = jg_err_body(&errs, i);
+            jg_buf_put(&o->causes, f.p, f.n);
+            jg_buf_put(&o->causes, ": ", 2);
+            jg_buf_put(&o->causes, b.p, b.n);
+            jg_buf_putc(&o->causes, '\n');
+        }
+        jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
+        jg_encode_invalid(response, q->api_version, q->uid, kind, "batch", name, msg, &errs);
+        o->verdict = JG_VERDICT_DENIED;
+        o->code = 422;
+    }
+    bool oom = response->oom || o->message.oom || o->causes.oom;
+    jg_errors_free(&errs);
+    enum jg_verdict v = oom ? out_of_memory(response, o) : o->verdict;
+    if (!out) jg_outcome_free(&local);
+    return v;
+}
+
+enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *cfg,
+                         jg_buf *response, struct jg_outcome *out)
+{
+    struct jg_outcome local;
+    struct jg_outcome *o = out ? out : &local;
+    if (!out) jg_outcome_init(&local);
+    jg_review review;
+    jg_decode_error err;
+    enum jg_verdict v;
+    switch (jg_decode_review(body, len, &review, &err)) {
+    case JG_DECODE_OK:
+        v = jg_admit_review(&review, cfg, response, o);
+        break;
+    case JG_DECODE_BAD_REQUEST:
+        describe(o, &review.req);
+        o->operation[0] = '\0';
+        o->skipped = false;
+        o->rules = 0;
+        o->n_errors = 0;
+        o->verdict = v = JG_VERDICT_BAD_REQUEST;
+        o->code = 400;
+        jg_buf_reset(&o->message);
+        jg_buf_puts(&o->message, err.message);
+        jg_encode_error(response, review.req.api_version, review.req.uid, 400, "BadRequest",
+                        err.message);
+        if (response->oom || o->message.oom) v = out_of_memory(response, o);
+        break;
+    default:
+        v = out_of_memory(response, o);
+        break;
+    }
+    jg_review_free(&review);
+    if (!out) jg_outcome_free(&local);
+    return v;
+}
+
+void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out)
+{
+    bool first = true;
+    for (size_t i = 0; i < JG_RULE_COUNT; i++) {
+        if (!(o->rules & (UINT64_C(1) << i))) continue;
+        if (!first) jg_buf_putc(out, ',');
+        first = false;
+        jg_buf_json_string(out, jg_rules[i].name, strlen(jg_rules[i].name));
+    }
+}

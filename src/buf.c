@@ -1,0 +1,244 @@
+#include "jobguard/buf.h"
+
+#include "jobguard/alloc.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+void jg_buf_free(jg_buf *b)
+{
+    jg_free(b->data);
+    *b = (jg_buf)JG_BUF_INIT;
+}
+
+void jg_buf_reset(jg_buf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->data) b->data[0] = '\0';
+}
+
+bool jg_buf_reserve(jg_buf *b, size_t extra)
+{
+    if (b->oom) return false;
+    if (extra > SIZE_MAX / 2 - b->len) {
+        b->oom = true;
+        return false;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need) cap *= 2;
+    char *p = jg_realloc(b->data, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void jg_buf_put(jg_buf *b, const char *s, size_t n)
+{
+    if (!jg_buf_reserve(b, n)) return;
+    if (n) memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void jg_buf_puts(jg_buf *b, const char *s)
+{
+    jg_buf_put(b, s, strlen(s));
+}
+
+void jg_buf_putc(jg_buf *b, char c)
+{
+    jg_buf_put(b, &c, 1);
+}
+
+void jg_buf_printf(jg_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !jg_buf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void jg_buf_put_i64(jg_buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
+    jg_buf_put(b, tmp, (size_t)n);
+}
+
+/* Decodes one UTF-8 sequence at s[0..n). Returns its length (1..4) and the rune in *r, or 0 for
+ * an invalid sequence (Go's utf8.DecodeRune returning RuneError, width 1). */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *r)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *r = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        min = 0x80;
+        *r = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        min = 0x800;
+        *r = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        min = 0x10000;
+        *r = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        *r = (*r << 6) | (s[i] & 0x3F);
+    }
+    if (*r < min || *r > 0x10FFFF || (*r >= 0xD800 && *r <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Go's unicode.IsPrint for non-ASCII runes: letters, marks, numbers, punctuation and symbols.
+ * Approximated by excluding the categories that are never printable (C1 controls, non-ASCII
+ * spaces, line/paragraph separators, the common format characters, private use and
+ * noncharacters); unassigned code points are treated as printable. */
+static bool go_is_print_nonascii(uint32_t r)
+{
+    if (r <= 0x9F) return false;                      /* C1 controls */
+    if (r == 0xA0 || r == 0xAD) return false;         /* NBSP (Zs), soft hyphen (Cf) */
+    if (r >= 0x600 && r <= 0x605) return false;       /* Arabic number signs (Cf) */
+    if (r == 0x61C || r == 0x6DD || r == 0x70F) return false;
+    if (r == 0x1680 || r == 0x180E) return false;
+    if (r >= 0x2000 && r <= 0x200F) return false;     /* spaces, ZW*, LRM/RLM */
+    if (r >= 0x2028 && r <= 0x202F) return false;     /* LS, PS, bidi embeddings, NNBSP */
+    if (r >= 0x205F && r <= 0x206F) return false;     /* MMSP, invisible operators, bidi */
+    if (r == 0x3000 || r == 0xFEFF) return false;
+    if (r >= 0xE000 && r <= 0xF8FF) return false;     /* private use */
+    if (r >= 0xFDD0 && r <= 0xFDEF) return false;     /* noncharacters */
+    if (r >= 0xFFF9 && r <= 0xFFFB) return false;     /* interlinear annotation (Cf) */
+    if ((r & 0xFFFE) == 0xFFFE) return false;         /* U+xxFFFE, U+xxFFFF */
+    if (r >= 0xE0000 && r <= 0xE007F) return false;   /* tags (Cf) */
+    if (r >= 0xF0000) return false;                   /* supplementary private use */
+    return true;
+}
+
+void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (!jg_buf_reserve(b, n + 2)) return;
+    jg_buf_putc(b, '"');
+    size_t i = 0;
+    while (i < n) {
+        /* Copy the longest run that needs no escaping in one go. */
+        size_t j = i;
+        while (j < n && s[j] >= 0x20 && s[j] < 0x7F && s[j] != '"' && s[j] != '\\') j++;
+        if (j > i) {
+            jg_buf_put(b, str + i, j - i);
+            i = j;
+            continue;
+        }
+        uint32_t r;
+        size_t w = utf8_decode(s + i, n - i, &r);
+        if (w == 0) {
+            char e[4] = {'\\', 'x', hexdigits[s[i] >> 4], hexdigits[s[i] & 15]};
+            jg_buf_put(b, e, 4);
+            i++;
+            continue;
+        }
+        if (r == '"' || r == '\\') {
+            char e[2] = {'\\', (char)r};
+            jg_buf_put(b, e, 2);
+        } else if (r >= 0x80 && go_is_print_nonascii(r)) {
+            jg_buf_put(b, str + i, w);
+        } else {
+            switch (r) {
+            case '\a': jg_buf_put(b, "\\a", 2); break;
+            case '\b': jg_buf_put(b, "\\b", 2); break;
+            case '\f': jg_buf_put(b, "\\f", 2); break;
+            case '\n': jg_buf_put(b, "\\n", 2); break;
+            case '\r': jg_buf_put(b, "\\r", 2); break;
+            case '\t': jg_buf_put(b, "\\t", 2); break;
+            case '\v': jg_buf_put(b, "\\v", 2); break;
+            default:
+                if (r < 0x20 || r == 0x7F) {
+                    char e[4] = {'\\', 'x', hexdigits[r >> 4], hexdigits[r & 15]};
+                    jg_buf_put(b, e, 4);
+                } else if (r < 0x10000) {
+                    jg_buf_printf(b, "\\u%04x", (unsigned)r);
+                } else {
+                    jg_buf_printf(b, "\\U%08x", (unsigned)r);
+                }
+            }
+        }
+        i += w;
+    }
+    jg_buf_putc(b, '"');
+}
+
+void jg_buf_json_string(jg_buf *b, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (!jg_buf_reserve(b, n + 2)) return;
+    jg_buf_putc(b, '"');
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\' && s[j] != '<' &&
+               s[j] != '>' && s[j] != '&')
+            j++;
+        if (j > i) {
+            jg_buf_put(b, str + i, j - i);
+            i = j;
+            continue;
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            switch (c) {
+            case '"': jg_buf_put(b, "\\\"", 2); break;
+            case '\\': jg_buf_put(b, "\\\\", 2); break;
+            case '\n': jg_buf_put(b, "\\n", 2); break;
+            case '\r': jg_buf_put(b, "\\r", 2); break;
+            case '\t': jg_buf_put(b, "\\t", 2); break;
+            case '\b': jg_buf_put(b, "\\b", 2); break;
+            case '\f': jg_buf_put(b, "\\f", 2); break;
+            default: {
+                char e[6] = {'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 15]};
+                jg_buf_put(b, e, 6);
+            }
+            }
+            i++;
+            continue;
+        }
+        uint32_t r;
+        size_t w = utf8_decode(s + i, n - i, &r);
+        if (w == 0) {
+            jg_buf_put(b, "\\ufffd", 6);
+            i++;
+        } else if (r == 0x2028 || r == 0x2029) {
+            jg_buf_printf(b, "\\u%04x", (unsigned)r);
+            i += w;
+        } else {
+            jg_buf_put(b, str + i, w);
+            i += w;
+        }
+    }
+    jg_buf_putc(b, '"');
+}

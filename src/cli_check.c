@@ -1,0 +1,179 @@
+/* jobguard check: decide one AdmissionReview, or a pair of raw Job objects, offline. Enters the
+ * engine through the same jg_admit path as the server, so they cannot disagree. */
+#include "jobguard/admit.h"
+#include "jobguard/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { EXIT_ALLOWED = 0, EXIT_DENIED = 1, EXIT_UNREADABLE = 2 };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: jobguard check [options] [FILE|-]\n"
+            "       jobguard check [options] --new NEW.json [--old OLD.json] [--subresource status]\n"
+            "\n"
+            "Decides one AdmissionReview (admission.k8s.io/v1 or v1beta1) read from FILE or stdin\n"
+            "and prints the response AdmissionReview on stdout. With --new/--old it checks raw\n"
+            "Job (or CronJob) objects instead: --new alone is a CREATE, --old and --new an UPDATE\n"
+            "of the main resource, or of jobs/status with --subresource status.\n"
+            "\n"
+            "Options:\n"
+            "  --explain              also print a human-readable verdict on stderr, one line\n"
+            "                         per error as kubectl prints them\n"
+            "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
+            "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
+            "  --new FILE             the new object (raw Job/CronJob JSON)\n"
+            "  --old FILE             the stored object (makes it an UPDATE)\n"
+            "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
+            "  --help                 this text\n"
+            "\n"
+            "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
+}
+
+/* Parses the options shared by check and serve: --parity and --disable-rule. */
+static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg)
+{
+    if (strcmp(flag, "--parity") == 0) {
+        if (strcmp(value, "1.35") == 0) cfg->parity = JG_PARITY_1_35;
+        else if (strcmp(value, "1.36") == 0) cfg->parity = JG_PARITY_1_36;
+        else {
+            fprintf(stderr, "jobguard check: --parity: unsupported %s (1.35 or 1.36)\n", value);
+            return false;
+        }
+        return true;
+    }
+    const struct jg_rule *r = jg_rule_find(value);
+    if (!r) {
+        fprintf(stderr, "jobguard check: --disable-rule: unknown rule %s (see 'jobguard rules')\n",
+                value);
+        return false;
+    }
+    cfg->disabled |= UINT64_C(1) << r->id;
+    return true;
+}
+
+static void explain(const struct jg_outcome *o, const char *kind)
+{
+    const char *who = o->name[0] ? o->name : "(unnamed)";
+    switch (o->verdict) {
+    case JG_VERDICT_ALLOWED:
+        fprintf(stderr, "allowed: %s %s%s%s %s%s%s\n", o->operation, o->resource,
+                o->sub_resource[0] ? "/" : "", o->sub_resource, o->namespace_,
+                o->namespace_[0] ? "/" : "", who);
+        break;
+    case JG_VERDICT_DENIED: {
+        /* kubectl prints one "The <Kind> "<name>" is invalid: <field>: <message>" line per cause. */
+        const char *p = o->causes.data ? o->causes.data : "";
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+            fprintf(stderr, "The %s \"%s\" is invalid: %.*s\n", kind, who, (int)n, p);
+            p += n + (nl != NULL);
+        }
+        break;
+    }
+    default:
+        fprintf(stderr, "error: %s\n", o->message.data ? o->message.data : "");
+    }
+}
+
+int jg_cmd_check(int argc, char **argv)
+{
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL;
+    bool want_explain = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
+                           strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
+                           strcmp(a, "--subresource") == 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--explain") == 0) {
+            want_explain = true;
+        } else if (takes_value) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "jobguard check: %s needs a value\n", a);
+                return EXIT_UNREADABLE;
+            }
+            const char *v = argv[++i];
+            if (strcmp(a, "--new") == 0) new_path = v;
+            else if (strcmp(a, "--old") == 0) old_path = v;
+            else if (strcmp(a, "--subresource") == 0) sub = v;
+            else if (!parse_config_flag(a, v, &cfg)) return EXIT_UNREADABLE;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "jobguard check: unknown option %s\n", a);
+            usage(stderr);
+            return EXIT_UNREADABLE;
+        } else if (!file) {
+            file = a;
+        } else {
+            fprintf(stderr, "jobguard check: more than one input file\n");
+            return EXIT_UNREADABLE;
+        }
+    }
+    if (new_path && file) {
+        fprintf(stderr, "jobguard check: give either an AdmissionReview FILE or --new, not both\n");
+        return EXIT_UNREADABLE;
+    }
+    if ((old_path || sub) && !new_path) {
+        fprintf(stderr, "jobguard check: --old and --subresource need --new\n");
+        return EXIT_UNREADABLE;
+    }
+    if (sub && strcmp(sub, "status") != 0) {
+        fprintf(stderr, "jobguard check: --subresource: only \"status\" exists for jobs\n");
+        return EXIT_UNREADABLE;
+    }
+
+    char reason[600];
+    jg_buf in = JG_BUF_INIT, old_in = JG_BUF_INIT, response = JG_BUF_INIT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    int rc = EXIT_UNREADABLE;
+    if (new_path) {
+        if (!jg_read_file(new_path, JG_MAX_BODY_BYTES, &in, reason, sizeof reason) ||
+            (old_path && !jg_read_file(old_path, JG_MAX_BODY_BYTES, &old_in, reason, sizeof reason))) {
+            fprintf(stderr, "jobguard check: %s\n", reason);
+            goto out;
+        }
+        jg_review review;
+        jg_decode_error err;
+        if (jg_decode_objects(old_path ? old_in.data : NULL, old_in.len, in.data, in.len, sub,
+                              &review, &err) != JG_DECODE_OK) {
+            fprintf(stderr, "jobguard check: %s\n", err.message);
+            jg_review_free(&review);
+            goto out;
+        }
+        jg_admit_review(&review, &cfg, &response, &o);
+        jg_review_free(&review);
+    } else {
+        if (!jg_read_file(file ? file : "-", JG_MAX_BODY_BYTES, &in, reason, sizeof reason)) {
+            fprintf(stderr, "jobguard check: %s\n", reason);
+            goto out;
+        }
+        jg_admit(in.data, in.len, &cfg, &response, &o);
+    }
+    if (response.oom) {
+        fputs(jg_oom_response, stdout);
+    } else {
+        fwrite(response.data, 1, response.len, stdout);
+    }
+    fputc('\n', stdout);
+    if (want_explain) explain(&o, strcmp(o.resource, "cronjobs") == 0 ? "CronJob" : "Job");
+    switch (o.verdict) {
+    case JG_VERDICT_ALLOWED: rc = EXIT_ALLOWED; break;
+    case JG_VERDICT_DENIED: rc = EXIT_DENIED; break;
+    default:
+        if (!want_explain) fprintf(stderr, "jobguard check: %s\n", o.message.data ? o.message.data : "");
+        rc = EXIT_UNREADABLE;
+    }
+out:
+    jg_buf_free(&in);
+    jg_buf_free(&old_in);
+    jg_buf_free(&response);
+    jg_outcome_free(&o);
+    return rc;
+}

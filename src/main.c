@@ -1,0 +1,49 @@
+/* jobguard: parses the subcommand and hands over. No rule or transport logic here. */
+#include "jobguard/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"check", jg_cmd_check, "decide one AdmissionReview (or raw Job objects) offline"},
+    {"rules", jg_cmd_rules, "print the rule table"},
+    {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: jobguard <command> [options]\n\n"
+               "Kubernetes validating admission webhook for batch/v1 Job spec.managedBy and Job\n"
+               "status rules (Kubernetes v1.35 parity).\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nOptions:\n  --version  print the version\n  --help     this text\n\n"
+               "Run 'jobguard <command> --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("jobguard %s (Kubernetes v1.35 rules)\n", JG_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "jobguard: unknown command %s\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,670 @@
+/* The rule table (job-rules.md §2 and §3.2) and the loop that runs it. Pure functions of the
+ * view: no JSON, no I/O; allocation only inside the error list. */
+#include "jobguard/rules.h"
+
+#include "jobguard/indexes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct jg_status_ctx {
+    const struct jg_job_status *old, *new_;
+    const struct jg_job_spec *spec; /* the stored spec: /status resets spec to it (§3.0) */
+    enum jg_parity parity;
+};
+
+/* ---- §3.0 predicates ---- */
+
+static bool is_true(const struct jg_job_status *s, enum jg_cond c)
+{
+    return (s->cond_true & JG_COND_BIT(c)) != 0;
+}
+static bool is_false(const struct jg_job_status *s, enum jg_cond c)
+{
+    return (s->cond_false & JG_COND_BIT(c)) != 0;
+}
+static bool finished(const struct jg_job_status *s)
+{
+    return is_true(s, JG_COND_COMPLETE) || is_true(s, JG_COND_FAILED);
+}
+static bool cond_changed(const struct jg_status_ctx *c, enum jg_cond t)
+{
+    return is_true(c->old, t) != is_true(c->new_, t);
+}
+static bool time_eq(jg_time a, jg_time b)
+{
+    return a.set == b.set && (!a.set || (a.sec == b.sec && a.nsec == b.nsec));
+}
+static bool time_before(jg_time a, jg_time b) /* strict */
+{
+    return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
+}
+static bool opt_i32_eq(jg_opt_i32 a, jg_opt_i32 b)
+{
+    return a.set == b.set && (!a.set || a.v == b.v);
+}
+static bool opt_str_eq(jg_opt_str a, jg_opt_str b)
+{
+    return a.set == b.set && (!a.set || jg_str_eq(a.s, b.s));
+}
+/* Semantic equality: nil and empty lists are equal. */
+static bool list_eq(const jg_str_list *a, const jg_str_list *b)
+{
+    if (a->n != b->n) return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!jg_str_eq(a->items[i], b->items[i])) return false;
+    return true;
+}
+
+static bool finished_changed(const struct jg_status_ctx *c)
+{
+    return finished(c->old) != finished(c->new_);
+}
+static bool complete_changed(const struct jg_status_ctx *c)
+{
+    return cond_changed(c, JG_COND_COMPLETE);
+}
+static bool failed_changed(const struct jg_status_ctx *c)
+{
+    return cond_changed(c, JG_COND_FAILED);
+}
+static bool completed_indexes_changed(const struct jg_status_ctx *c)
+{
+    return !jg_str_eq(c->old->completed_indexes, c->new_->completed_indexes);
+}
+static bool failed_indexes_changed(const struct jg_status_ctx *c)
+{
+    return !opt_str_eq(c->old->failed_indexes, c->new_->failed_indexes);
+}
+static bool active_changed(const struct jg_status_ctx *c)
+{
+    return c->old->active != c->new_->active;
+}
+static bool start_time_changed(const struct jg_status_ctx *c)
+{
+    return !time_eq(c->old->start_time, c->new_->start_time);
+}
+static bool completion_time_changed(const struct jg_status_ctx *c)
+{
+    return !time_eq(c->old->completion_time, c->new_->completion_time);
+}
+static bool uncounted_changed(const struct jg_status_ctx *c)
+{
+    if (c->old->uncounted_set != c->new_->uncounted_set) return true; /* nil vs {} */
+    return !list_eq(&c->old->uncounted_succeeded, &c->new_->uncounted_succeeded) ||
+           !list_eq(&c->old->uncounted_failed, &c->new_->uncounted_failed);
+}
+static bool suspended_zero_completions(const struct jg_status_ctx *c)
+{
+    return c->spec->suspend && c->spec->completions.set && c->spec->completions.v == 0;
+}
+static bool resuming(const struct jg_status_ctx *c)
+{
+    return is_true(c->old, JG_COND_SUSPENDED) && is_false(c->new_, JG_COND_SUSPENDED);
+}
+
+/* ---- §3.1 gates ---- */
+
+static bool always(const struct jg_status_ctx *c)
+{
+    (void)c;
+    return true;
+}
+static bool never(const struct jg_status_ctx *c) /* AllowForSuccessCriteriaMetInExtendedScope */
+{
+    (void)c;
+    return false;
+}
+static bool gate_decreasing_succeeded(const struct jg_status_ctx *c)
+{
+    return !c->spec->indexed || !opt_i32_eq(c->spec->completions, c->spec->parallelism);
+}
+static bool gate_failed_target(const struct jg_status_ctx *c)
+{
+    return failed_changed(c) || failed_indexes_changed(c);
+}
+static bool gate_complete_scm(const struct jg_status_ctx *c)
+{
+    return complete_changed(c) || cond_changed(c, JG_COND_SUCCESS_CRITERIA_MET);
+}
+static bool gate_finished_active(const struct jg_status_ctx *c)
+{
+    return finished_changed(c) || active_changed(c);
+}
+static bool gate_finished_start(const struct jg_status_ctx *c)
+{
+    return (finished_changed(c) || start_time_changed(c)) && !suspended_zero_completions(c);
+}
+static bool gate_finished_uncounted(const struct jg_status_ctx *c)
+{
+    return finished_changed(c) || uncounted_changed(c);
+}
+static bool gate_start_time_update(const struct jg_status_ctx *c)
+{
+    return start_time_changed(c) && !resuming(c);
+}
+static bool gate_times(const struct jg_status_ctx *c)
+{
+    return start_time_changed(c) || completion_time_changed(c);
+}
+static bool gate_complete_or_completion_time(const struct jg_status_ctx *c)
+{
+    return complete_changed(c) || completion_time_changed(c);
+}
+static bool gate_complete_or_failed(const struct jg_status_ctx *c)
+{
+    return complete_changed(c) || failed_changed(c);
+}
+static bool gate_complete_or_failure_target(const struct jg_status_ctx *c)
+{
+    return complete_changed(c) || cond_changed(c, JG_COND_FAILURE_TARGET);
+}
+static bool gate_ready(const struct jg_status_ctx *c)
+{
+    return !opt_i32_eq(c->old->ready, c->new_->ready) || active_changed(c);
+}
+static bool gate_terminating(const struct jg_status_ctx *c)
+{
+    return finished_changed(c) || !opt_i32_eq(c->old->terminating, c->new_->terminating);
+}
+static bool gate_overlap(const struct jg_status_ctx *c)
+{
+    return failed_indexes_changed(c) || completed_indexes_changed(c);
+}
+
+/* ---- §3.2 checks, one per row ---- */
+
+#define NONNEG "must be greater than or equal to 0"
+
+static void check_non_negative(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (s->active < 0) jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.active", s->active, NONNEG);
+    if (s->succeeded < 0)
+        jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.succeeded", s->succeeded, NONNEG);
+    if (s->failed < 0) jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.failed", s->failed, NONNEG);
+    if (s->ready.set && s->ready.v < 0)
+        jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.ready", s->ready.v, NONNEG);
+    if (s->terminating.set && s->terminating.v < 0)
+        jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.terminating", s->terminating.v, NONNEG);
+}
+
+/* Rows 6 and 7 in one pass: succeeded then failed, one shared set; empty wins over duplicate. */
+static void check_uncounted(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (!s->uncounted_set) return;
+    const jg_str_list *lists[2] = {&s->uncounted_succeeded, &s->uncounted_failed};
+    const char *names[2] = {"succeeded", "failed"};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < lists[l]->n; i++) {
+            jg_str uid = lists[l]->items[i];
+            char field[96];
+            snprintf(field, sizeof field, "status.uncountedTerminatedPods.%s[%zu]", names[l], i);
+            if (uid.n == 0) {
+                /* types.UID is a named type: JSON rendering (§2.6) */
+                jg_err_invalid_jsonstr(e, JG_R_UNCOUNTED_EMPTY, field, (jg_opt_str){true, uid},
+                                       "must not be empty");
+                continue;
+            }
+            /* Seen earlier? Linear scan of everything before it: lists are bounded by the body
+             * size and are empty in practice except for transient controller bookkeeping. */
+            bool dup = false;
+            for (int pl = 0; pl <= l && !dup; pl++) {
+                size_t end = pl == l ? i : lists[pl]->n;
+                for (size_t j = 0; j < end && !dup; j++) dup = jg_str_eq(lists[pl]->items[j], uid);
+            }
+            if (dup) jg_err_duplicate_json(e, JG_R_UNCOUNTED_DUPLICATE, field, uid);
+        }
+    }
+}
+
+static void check_complete_with_failed(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_COMPLETE) && is_true(c->new_, JG_COND_FAILED))
+        jg_err_invalid_omit(e, JG_R_COMPLETE_WITH_FAILED, "status.conditions",
+                            jg_rules[JG_R_COMPLETE_WITH_FAILED].message);
+}
+
+static void check_complete_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_COMPLETE) && is_true(c->new_, JG_COND_FAILURE_TARGET))
+        jg_err_invalid_omit(e, JG_R_COMPLETE_WITH_FAILURE_TARGET, "status.conditions",
+                            jg_rules[JG_R_COMPLETE_WITH_FAILURE_TARGET].message);
+}
+
+static void check_not_complete_with_completion_time(const struct jg_status_ctx *c,
+                                                    struct jg_errors *e)
+{
+    if (c->new_->completion_time.set && !is_true(c->new_, JG_COND_COMPLETE))
+        jg_err_invalid_time(e, JG_R_NOT_COMPLETE_WITH_COMPLETION_TIME, "status.completionTime",
+                            c->new_->completion_time,
+                            jg_rules[JG_R_NOT_COMPLETE_WITH_COMPLETION_TIME].message);
+}
+
+static void check_complete_without_completion_time(const struct jg_status_ctx *c,
+                                                   struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_COMPLETE) && !c->new_->completion_time.set)
+        jg_err_required(e, JG_R_COMPLETE_WITHOUT_COMPLETION_TIME, "status.completionTime",
+                        jg_rules[JG_R_COMPLETE_WITHOUT_COMPLETION_TIME].message);
+}
+
+static void check_completion_before_start(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (s->completion_time.set && s->start_time.set &&
+        time_before(s->completion_time, s->start_time))
+        jg_err_invalid_time(e, JG_R_COMPLETION_BEFORE_START, "status.completionTime",
+                            s->completion_time, jg_rules[JG_R_COMPLETION_BEFORE_START].message);
+}
+
+static void check_failed_without_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_FAILED) && !is_true(c->new_, JG_COND_FAILURE_TARGET))
+        jg_err_invalid_omit(e, JG_R_FAILED_WITHOUT_FAILURE_TARGET, "status.conditions",
+                            jg_rules[JG_R_FAILED_WITHOUT_FAILURE_TARGET].message);
+}
+
+static void check_complete_without_scm(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_COMPLETE) && !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
+        jg_err_invalid_omit(e, JG_R_COMPLETE_WITHOUT_SCM, "status.conditions",
+                            jg_rules[JG_R_COMPLETE_WITHOUT_SCM].message);
+}
+
+static void check_finished_with_active(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (finished(c->new_) && c->new_->active > 0)
+        jg_err_invalid_int(e, JG_R_FINISHED_WITH_ACTIVE, "status.active", c->new_->active,
+                           jg_rules[JG_R_FINISHED_WITH_ACTIVE].message);
+}
+
+static void check_finished_without_start_time(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (finished(c->new_) && !c->new_->start_time.set)
+        jg_err_required(e, JG_R_FINISHED_WITHOUT_START_TIME, "status.startTime",
+                        jg_rules[JG_R_FINISHED_WITHOUT_START_TIME].message);
+}
+
+static void check_finished_with_uncounted(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (finished(s) && s->uncounted_set &&
+        (s->uncounted_succeeded.n > 0 || s->uncounted_failed.n > 0))
+        jg_err_invalid_uncounted(e, JG_R_FINISHED_WITH_UNCOUNTED, "status.uncountedTerminatedPods",
+                                 &s->uncounted_succeeded, &s->uncounted_failed,
+                                 jg_rules[JG_R_FINISHED_WITH_UNCOUNTED].message);
+}
+
+static void check_invalid_completed_indexes(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (!c->spec->completions.set) return;
+    jg_buf *d = &e->scratch;
+    jg_buf_reset(d);
+    jg_buf_puts(d, "error parsing completedIndexes: ");
+    if (!jg_index_list_valid(c->new_->completed_indexes, c->spec->completions.v, d))
+        jg_err_invalid_gostr(e, JG_R_INVALID_COMPLETED_INDEXES, "status.completedIndexes",
+                             c->new_->completed_indexes, d->oom ? "" : d->data);
+    if (d->oom) e->oom = true;
+}
+
+static void check_invalid_failed_indexes(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (!c->spec->completions.set || !c->spec->backoff_limit_per_index.set ||
+        !c->new_->failed_indexes.set)
+        return;
+    jg_buf *d = &e->scratch;
+    jg_buf_reset(d);
+    jg_buf_puts(d, "error parsing failedIndexes: ");
+    if (!jg_index_list_valid(c->new_->failed_indexes.s, c->spec->completions.v, d))
+        jg_err_invalid_jsonstr(e, JG_R_INVALID_FAILED_INDEXES, "status.failedIndexes",
+                               c->new_->failed_indexes, d->oom ? "" : d->data);
+    if (d->oom) e->oom = true;
+}
+
+static void check_completed_indexes_non_indexed(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (c->new_->completed_indexes.n > 0 && !c->spec->indexed)
+        jg_err_invalid_gostr(e, JG_R_COMPLETED_INDEXES_NON_INDEXED, "status.completedIndexes",
+                             c->new_->completed_indexes,
+                             jg_rules[JG_R_COMPLETED_INDEXES_NON_INDEXED].message);
+}
+
+static void check_failed_indexes_no_backoff_limit(const struct jg_status_ctx *c,
+                                                  struct jg_errors *e)
+{
+    if (c->new_->failed_indexes.set && !c->spec->backoff_limit_per_index.set)
+        jg_err_invalid_gostr(e, JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT, "status.failedIndexes",
+                             c->new_->failed_indexes.s,
+                             jg_rules[JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT].message);
+}
+
+static void check_failed_indexes_overlap(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (!c->spec->completions.set || !c->new_->failed_indexes.set) return;
+    int64_t at;
+    if (jg_index_lists_overlap(c->new_->completed_indexes, c->new_->failed_indexes.s,
+                               c->spec->completions.v, &at)) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "failedIndexes and completedIndexes overlap at index: %lld",
+                 (long long)at);
+        jg_err_invalid_gostr(e, JG_R_FAILED_INDEXES_OVERLAP, "status.failedIndexes",
+                             c->new_->failed_indexes.s, detail);
+    }
+}
+
+static void check_finished_with_terminating(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (finished(s) && s->terminating.set && s->terminating.v > 0)
+        jg_err_invalid_int(e, JG_R_FINISHED_WITH_TERMINATING, "status.terminating", s->terminating.v,
+                           jg_rules[JG_R_FINISHED_WITH_TERMINATING].message);
+}
+
+static void check_more_ready_than_active(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    const struct jg_job_status *s = c->new_;
+    if (s->ready.set && s->ready.v > s->active)
+        jg_err_invalid_int(e, JG_R_MORE_READY_THAN_ACTIVE, "status.ready", s->ready.v,
+                           jg_rules[JG_R_MORE_READY_THAN_ACTIVE].message);
+}
+
+static void check_scm_non_indexed(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && !c->spec->indexed)
+        jg_err_invalid_omit(e, JG_R_SCM_NON_INDEXED, "status.conditions",
+                            jg_rules[JG_R_SCM_NON_INDEXED].message);
+}
+
+static void check_scm_with_failed(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && is_true(c->new_, JG_COND_FAILED))
+        jg_err_invalid_omit(e, JG_R_SCM_WITH_FAILED, "status.conditions",
+                            jg_rules[JG_R_SCM_WITH_FAILED].message);
+}
+
+static void check_scm_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && is_true(c->new_, JG_COND_FAILURE_TARGET))
+        jg_err_invalid_omit(e, JG_R_SCM_WITH_FAILURE_TARGET, "status.conditions",
+                            jg_rules[JG_R_SCM_WITH_FAILURE_TARGET].message);
+}
+
+static void check_scm_without_success_policy(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && !c->spec->has_success_policy)
+        jg_err_invalid_omit(e, JG_R_SCM_WITHOUT_SUCCESS_POLICY, "status.conditions",
+                            jg_rules[JG_R_SCM_WITHOUT_SUCCESS_POLICY].message);
+}
+
+static void check_success_policy_complete(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (c->spec->has_success_policy && is_true(c->new_, JG_COND_COMPLETE) &&
+        !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
+        jg_err_invalid_omit(e, JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM, "status.conditions",
+                            jg_rules[JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM].message);
+}
+
+static void check_disabling_terminal(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    static const struct {
+        enum jg_cond cond;
+        const char *detail;
+    } terminal[] = {
+        {JG_COND_FAILED, "cannot disable the terminal Failed=True condition"},
+        {JG_COND_COMPLETE, "cannot disable the terminal Complete=True condition"},
+        {JG_COND_FAILURE_TARGET, "cannot disable the terminal FailureTarget=True condition"},
+    };
+    for (size_t i = 0; i < sizeof terminal / sizeof terminal[0]; i++)
+        if (is_true(c->old, terminal[i].cond) && !is_true(c->new_, terminal[i].cond))
+            jg_err_invalid_omit(e, JG_R_DISABLING_TERMINAL_CONDITION, "status.conditions",
+                                terminal[i].detail);
+}
+
+static void check_decreasing_failed(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (c->new_->failed < c->old->failed)
+        jg_err_invalid_int(e, JG_R_DECREASING_FAILED, "status.failed", c->new_->failed,
+                           jg_rules[JG_R_DECREASING_FAILED].message);
+}
+
+static void check_decreasing_succeeded(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (c->new_->succeeded < c->old->succeeded)
+        jg_err_invalid_int(e, JG_R_DECREASING_SUCCEEDED, "status.succeeded", c->new_->succeeded,
+                           jg_rules[JG_R_DECREASING_SUCCEEDED].message);
+}
+
+static void check_mutating_completion_time(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (c->old->completion_time.set && c->new_->completion_time.set &&
+        !time_eq(c->old->completion_time, c->new_->completion_time))
+        jg_err_invalid_time(e, JG_R_MUTATING_COMPLETION_TIME, "status.completionTime",
+                            c->new_->completion_time, jg_rules[JG_R_MUTATING_COMPLETION_TIME].message);
+}
+
+static void check_start_time_update(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (!c->old->start_time.set || time_eq(c->old->start_time, c->new_->start_time) ||
+        c->spec->suspend)
+        return;
+    if (c->parity == JG_PARITY_1_36) /* #136585 */
+        jg_err_invalid_time(e, JG_R_START_TIME_UPDATE_UNSUSPENDED, "status.startTime",
+                            c->new_->start_time, "field is immutable for unsuspended job once set");
+    else
+        jg_err_required(e, JG_R_START_TIME_UPDATE_UNSUSPENDED, "status.startTime",
+                        jg_rules[JG_R_START_TIME_UPDATE_UNSUSPENDED].message);
+}
+
+static void check_scm_disable(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->old, JG_COND_SUCCESS_CRITERIA_MET) &&
+        !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
+        jg_err_invalid_omit(e, JG_R_SCM_DISABLE, "status.conditions",
+                            jg_rules[JG_R_SCM_DISABLE].message);
+}
+
+static void check_scm_after_complete(const struct jg_status_ctx *c, struct jg_errors *e)
+{
+    if (is_true(c->old, JG_COND_COMPLETE) && !is_true(c->old, JG_COND_SUCCESS_CRITERIA_MET) &&
+        is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
+        jg_err_invalid_omit(e, JG_R_SCM_AFTER_COMPLETE, "status.conditions",
+                            jg_rules[JG_R_SCM_AFTER_COMPLETE].message);
+}
+
+/* ---- the table ---- */
+
+#define SPEC(id_, name_, field_, when_, msg_, sec_)                                               \
+    [id_] = {.id = id_, .name = name_, .field = field_, .when = when_, .message = msg_,           \
+             .section = sec_}
+#define STATUS(id_, name_, field_, when_, msg_, sec_, active_, check_)                            \
+    [id_] = {.id = id_, .name = name_, .field = field_, .when = when_, .message = msg_,           \
+             .section = sec_, .active = active_, .check = check_}
+
+const struct jg_rule jg_rules[JG_RULE_COUNT] = {
+    SPEC(JG_R_MANAGED_BY_FORMAT, "ALWAYS-ManagedByFormat", "spec.managedBy",
+         "jobs and cronjobs CREATE/UPDATE, when present (also spec.jobTemplate.spec.managedBy)",
+         "must be a domain-prefixed path (such as \"acme.io/foo\") | RFC 1123 subdomain host | "
+         "Invalid path | Required value",
+         "§2.2"),
+    SPEC(JG_R_MANAGED_BY_LENGTH, "ALWAYS-ManagedByLength", "spec.managedBy",
+         "jobs and cronjobs CREATE/UPDATE, when present", "Too long: may not be more than 63 bytes",
+         "§2.3"),
+    SPEC(JG_R_MANAGED_BY_IMMUTABLE, "ALWAYS-ManagedByImmutable", "spec.managedBy",
+         "jobs UPDATE (main resource); absent differs from any value", "field is immutable", "§2.5"),
+    STATUS(JG_R_NON_NEGATIVE, "ALWAYS-NonNeg",
+           "status.active|succeeded|failed|ready|terminating", "always",
+           "must be greater than or equal to 0", "§3.2 #1-5", always, check_non_negative),
+    STATUS(JG_R_UNCOUNTED_EMPTY, "ALWAYS-UncountedEmpty",
+           "status.uncountedTerminatedPods.succeeded[i]|failed[i]", "always", "must not be empty",
+           "§3.2 #6", always, check_uncounted),
+    STATUS(JG_R_UNCOUNTED_DUPLICATE, "ALWAYS-UncountedDup",
+           "status.uncountedTerminatedPods.succeeded[i]|failed[i]",
+           "always (same pass as ALWAYS-UncountedEmpty)", "Duplicate value", "§3.2 #7", always,
+           NULL),
+    STATUS(JG_R_COMPLETE_WITH_FAILED, "RejectCompleteJobWithFailedCondition", "status.conditions",
+           "Complete or Failed changed", "cannot set Complete=True and Failed=true conditions",
+           "§3.2 #8", gate_complete_or_failed, check_complete_with_failed),
+    STATUS(JG_R_COMPLETE_WITH_FAILURE_TARGET, "RejectCompleteJobWithFailureTargetCondition",
+           "status.conditions", "Complete or FailureTarget changed",
+           "cannot set Complete=True and FailureTarget=true conditions", "§3.2 #9",
+           gate_complete_or_failure_target, check_complete_with_failure_target),
+    STATUS(JG_R_NOT_COMPLETE_WITH_COMPLETION_TIME, "RejectNotCompleteJobWithCompletionTime",
+           "status.completionTime", "Complete or completionTime changed",
+           "cannot set completionTime when there is no Complete=True condition", "§3.2 #10",
+           gate_complete_or_completion_time, check_not_complete_with_completion_time),
+    STATUS(JG_R_COMPLETE_WITHOUT_COMPLETION_TIME, "RejectCompleteJobWithoutCompletionTime",
+           "status.completionTime", "Complete or completionTime changed",
+           "completionTime is required for Complete jobs", "§3.2 #11",
+           gate_complete_or_completion_time, check_complete_without_completion_time),
+    STATUS(JG_R_COMPLETION_BEFORE_START, "RejectCompletionTimeBeforeStartTime",
+           "status.completionTime", "startTime or completionTime changed",
+           "must be equal to or after `startTime`", "§3.2 #12", gate_times,
+           check_completion_before_start),
+    STATUS(JG_R_FAILED_WITHOUT_FAILURE_TARGET, "RejectFailedJobWithoutFailureTarget",
+           "status.conditions", "Failed or failedIndexes changed",
+           "cannot set Failed=True condition without the FailureTarget=true condition", "§3.2 #13",
+           gate_failed_target, check_failed_without_failure_target),
+    STATUS(JG_R_COMPLETE_WITHOUT_SCM, "RejectCompleteJobWithoutSuccessCriteriaMet",
+           "status.conditions", "Complete or SuccessCriteriaMet changed",
+           "cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
+           "§3.2 #14", gate_complete_scm, check_complete_without_scm),
+    STATUS(JG_R_FINISHED_WITH_ACTIVE, "RejectFinishedJobWithActivePods", "status.active",
+           "finished or active changed", "active>0 is invalid for finished job", "§3.2 #15",
+           gate_finished_active, check_finished_with_active),
+    STATUS(JG_R_FINISHED_WITHOUT_START_TIME, "RejectFinishedJobWithoutStartTime",
+           "status.startTime",
+           "(finished or startTime changed) and not (suspend=true and completions=0)",
+           "startTime is required for finished job", "§3.2 #16", gate_finished_start,
+           check_finished_without_start_time),
+    STATUS(JG_R_FINISHED_WITH_UNCOUNTED, "RejectFinishedJobWithUncountedTerminatedPods",
+           "status.uncountedTerminatedPods", "finished or uncountedTerminatedPods changed",
+           "must be empty for finished job", "§3.2 #17", gate_finished_uncounted,
+           check_finished_with_uncounted),
+    STATUS(JG_R_INVALID_COMPLETED_INDEXES, "RejectInvalidCompletedIndexes",
+           "status.completedIndexes", "completedIndexes changed (and spec.completions set)",
+           "error parsing completedIndexes: <reason>", "§3.2 #18, §4", completed_indexes_changed,
+           check_invalid_completed_indexes),
+    STATUS(JG_R_INVALID_FAILED_INDEXES, "RejectInvalidFailedIndexes", "status.failedIndexes",
+           "failedIndexes changed (and completions, backoffLimitPerIndex, failedIndexes set)",
+           "error parsing failedIndexes: <reason>", "§3.2 #19, §4", failed_indexes_changed,
+           check_invalid_failed_indexes),
+    STATUS(JG_R_COMPLETED_INDEXES_NON_INDEXED, "RejectCompletedIndexesForNonIndexedJob",
+           "status.completedIndexes", "completedIndexes changed",
+           "cannot set non-empty completedIndexes when non-indexed completion mode", "§3.2 #20",
+           completed_indexes_changed, check_completed_indexes_non_indexed),
+    STATUS(JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT, "RejectFailedIndexesForNoBackoffLimitPerIndex",
+           "status.failedIndexes", "failedIndexes changed",
+           "cannot set non-null failedIndexes when backoffLimitPerIndex is null", "§3.2 #21",
+           failed_indexes_changed, check_failed_indexes_no_backoff_limit),
+    STATUS(JG_R_FAILED_INDEXES_OVERLAP, "RejectFailedIndexesOverlappingCompleted",
+           "status.failedIndexes", "failedIndexes or completedIndexes changed",
+           "failedIndexes and completedIndexes overlap at index: <N>", "§3.2 #22, §4.3",
+           gate_overlap, check_failed_indexes_overlap),
+    STATUS(JG_R_FINISHED_WITH_TERMINATING, "RejectFinishedJobWithTerminatingPods",
+           "status.terminating", "finished or terminating changed",
+           "terminating>0 is invalid for finished job", "§3.2 #23", gate_terminating,
+           check_finished_with_terminating),
+    STATUS(JG_R_MORE_READY_THAN_ACTIVE, "RejectMoreReadyThanActivePods", "status.ready",
+           "ready or active changed", "cannot set more ready pods than active", "§3.2 #24",
+           gate_ready, check_more_ready_than_active),
+    STATUS(JG_R_SCM_NON_INDEXED, "X1-SuccessCriteriaMetNonIndexed", "status.conditions",
+           "never in v1.35 (AllowForSuccessCriteriaMetInExtendedScope)",
+           "cannot set SuccessCriteriaMet to NonIndexed Job", "§3.2 #25", never,
+           check_scm_non_indexed),
+    STATUS(JG_R_SCM_WITH_FAILED, "ALWAYS-SCMFailed", "status.conditions", "always",
+           "cannot set SuccessCriteriaMet=True and Failed=true conditions", "§3.2 #26", always,
+           check_scm_with_failed),
+    STATUS(JG_R_SCM_WITH_FAILURE_TARGET, "ALWAYS-SCMFailureTarget", "status.conditions", "always",
+           "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions", "§3.2 #27",
+           always, check_scm_with_failure_target),
+    STATUS(JG_R_SCM_WITHOUT_SUCCESS_POLICY, "X2-SuccessCriteriaMetWithoutSuccessPolicy",
+           "status.conditions", "never in v1.35 (AllowForSuccessCriteriaMetInExtendedScope)",
+           "cannot set SuccessCriteriaMet=True for Job without SuccessPolicy", "§3.2 #28", never,
+           check_scm_without_success_policy),
+    STATUS(JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM, "ALWAYS-SuccessPolicyComplete",
+           "status.conditions", "always (spec.successPolicy set)",
+           "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True",
+           "§3.2 #29", always, check_success_policy_complete),
+    STATUS(JG_R_DISABLING_TERMINAL_CONDITION, "RejectDisablingTerminalCondition",
+           "status.conditions", "always",
+           "cannot disable the terminal <Failed|Complete|FailureTarget>=True condition",
+           "§3.2 #30", always, check_disabling_terminal),
+    STATUS(JG_R_DECREASING_FAILED, "RejectDecreasingFailedCounter", "status.failed", "always",
+           "cannot decrease the failed counter", "§3.2 #31", always, check_decreasing_failed),
+    STATUS(JG_R_DECREASING_SUCCEEDED, "RejectDecreasingSucceededCounter", "status.succeeded",
+           "NonIndexed, or completions != parallelism", "cannot decrease the succeeded counter",
+           "§3.2 #32", gate_decreasing_succeeded, check_decreasing_succeeded),
+    STATUS(JG_R_MUTATING_COMPLETION_TIME, "RejectMutatingCompletionTime", "status.completionTime",
+           "always", "field is immutable", "§3.2 #33", always, check_mutating_completion_time),
+    STATUS(JG_R_START_TIME_UPDATE_UNSUSPENDED, "RejectStartTimeUpdateForUnsuspendedJob",
+           "status.startTime", "startTime changed and not resuming (Suspended True -> False)",
+           "startTime cannot be removed for unsuspended job", "§3.2 #34", gate_start_time_update,
+           check_start_time_update),
+    STATUS(JG_R_SCM_DISABLE, "ALWAYS-SCMDisable", "status.conditions", "always",
+           "cannot disable the SuccessCriteriaMet=True condition", "§3.2 #35", always,
+           check_scm_disable),
+    STATUS(JG_R_SCM_AFTER_COMPLETE, "ALWAYS-SCMAfterComplete", "status.conditions", "always",
+           "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions",
+           "§3.2 #36", always, check_scm_after_complete),
+};
+
+const struct jg_rule *jg_rule_find(const char *name)
+{
+    for (size_t i = 0; i < JG_RULE_COUNT; i++)
+        if (strcmp(jg_rules[i].name, name) == 0) return &jg_rules[i];
+    return NULL;
+}
+
+/* §2.5: pointer comparison. */
+static void check_managed_by_immutable(const struct jg_job_spec *new_, const struct jg_job_spec *old,
+                                       struct jg_errors *e)
+{
+    if (!opt_str_eq(new_->managed_by, old->managed_by))
+        jg_err_invalid_jsonstr(e, JG_R_MANAGED_BY_IMMUTABLE, "spec.managedBy", new_->managed_by,
+                               "field is immutable");
+}
+
+static void validate_status(const struct jg_request *req, const struct jg_config *cfg,
+                            struct jg_errors *e)
+{
+    struct jg_status_ctx c = {
+        .old = &req->old_object.status,
+        .new_ = &req->object.status,
+        .spec = &req->old_object.spec,
+        .parity = cfg->parity,
+    };
+    for (size_t i = 0; i < JG_RULE_COUNT; i++) {
+        const struct jg_rule *r = &jg_rules[i];
+        if (r->check && r->active(&c)) r->check(&c, e);
+    }
+}
+
+static void drop_disabled(uint64_t disabled, struct jg_errors *e)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (!(disabled & (UINT64_C(1) << e->v[i].rule))) e->v[k++] = e->v[i];
+    e->n = k;
+}
+
+void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e)
+{
+    bool create = req->operation == JG_OP_CREATE, update = req->operation == JG_OP_UPDATE;
+    if (!create && !update) return;
+    if (req->target == JG_TARGET_JOB && req->sub_resource.n == 0) {
+        /* §2.6: on UPDATE the JobSpec validator runs twice (ValidateJob, ValidateJobSpecUpdate). */
+        const jg_opt_str *mb = &req->object.spec.managed_by;
+        for (int pass = 0; pass < (update ? 2 : 1); pass++)
+            if (mb->set) jg_check_managed_by(mb->s, "spec.managedBy", e);
+        if (update) check_managed_by_immutable(&req->object.spec, &req->old_object.spec, e);
+    } else if (req->target == JG_TARGET_JOB && update &&
+               jg_str_eq_lit(req->sub_resource, "status")) {
+        validate_status(req, cfg, e);
+    } else if (req->target == JG_TARGET_CRONJOB && req->sub_resource.n == 0) {
+        const jg_opt_str *mb = &req->object.spec.managed_by;
+        if (mb->set) jg_check_managed_by(mb->s, "spec.jobTemplate.spec.managedBy", e);
+    }
+    if (cfg->disabled) drop_disabled(cfg->disabled, e);
+}

@@ -1,0 +1,175 @@
+/* metrics: the Prometheus series of jobguard. Every label value is an index into a const table
+ * (resource, subresource, operation, verdict, HTTP code, rule ID): the set of series is bounded
+ * whatever clients send, and counting is one relaxed atomic add. */
+#include "jobguard/server/metrics.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "jobguard/rules.h"
+
+/* Request labels. Unknown values fold into "other" (a webhook registered for more resources than
+ * Jobs and CronJobs is a misconfiguration the label makes visible without unbounded cardinality). */
+static const char *const resources[] = {"jobs", "cronjobs", "", "other"};
+static const char *const subresources[] = {"", "status", "other"};
+static const char *const operations[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", ""};
+static const char *const verdicts[] = {"allowed", "denied", "bad_request", "error"};
+#define N_RES (sizeof resources / sizeof resources[0])
+#define N_SUB (sizeof subresources / sizeof subresources[0])
+#define N_OP (sizeof operations / sizeof operations[0])
+#define N_VERDICT (sizeof verdicts / sizeof verdicts[0])
+
+/* Seconds. The engine decides a 4 KB review in ~60 µs and TLS+HTTP adds ~30 µs, so the buckets
+ * start at 100 µs; 1 s is far beyond anything but a stalled upload. */
+static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                 0.01,   0.025,   0.05,   0.1,   0.25,   0.5,   1.0};
+#define N_BUCKETS (sizeof buckets / sizeof buckets[0])
+
+static const unsigned http_codes[] = {200, 400, 403, 404, 405, 413, 431, 500, 503};
+#define N_CODES (sizeof http_codes / sizeof http_codes[0])
+
+static struct {
+    atomic_uint_fast64_t requests[N_RES][N_SUB][N_OP][N_VERDICT];
+    atomic_uint_fast64_t bucket[N_BUCKETS + 1]; /* last = +Inf only */
+    atomic_uint_fast64_t duration_count;
+    atomic_uint_fast64_t duration_sum_ns;
+    atomic_uint_fast64_t rule[JG_RULE_COUNT];
+    atomic_int_fast64_t in_flight;
+    atomic_uint_fast64_t http[N_CODES + 1]; /* last = any other code */
+    atomic_int_fast64_t cert_expiry;
+    atomic_uint_fast64_t reload_ok, reload_failed;
+} m;
+
+#define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
+#define GET(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+void jg_metrics_reset(void)
+{
+    memset(&m, 0, sizeof m); /* before any thread starts */
+}
+
+static size_t index_of(const char *const *table, size_t n, const char *v, size_t other)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i], v) == 0) return i;
+    return other;
+}
+
+void jg_metrics_admission(const struct jg_outcome *o, double seconds)
+{
+    size_t r = index_of(resources, N_RES, o->resource, N_RES - 1);
+    size_t s = index_of(subresources, N_SUB, o->sub_resource, N_SUB - 1);
+    size_t op = index_of(operations, N_OP, o->operation, N_OP - 1);
+    size_t v = (size_t)o->verdict < N_VERDICT ? (size_t)o->verdict : JG_VERDICT_ERROR;
+    ADD(m.requests[r][s][op][v], 1);
+
+    size_t b = 0;
+    while (b < N_BUCKETS && seconds > buckets[b]) b++;
+    ADD(m.bucket[b], 1);
+    ADD(m.duration_count, 1);
+    ADD(m.duration_sum_ns, (uint_fast64_t)(seconds > 0 ? seconds * 1e9 : 0));
+
+    for (int i = 0; i < JG_RULE_COUNT; i++)
+        if (o->rules & (UINT64_C(1) << i)) ADD(m.rule[i], 1);
+}
+
+void jg_metrics_http_response(unsigned code)
+{
+    size_t i = 0;
+    while (i < N_CODES && http_codes[i] != code) i++;
+    ADD(m.http[i], 1);
+}
+
+void jg_metrics_in_flight(int delta)
+{
+    ADD(m.in_flight, delta);
+}
+
+void jg_metrics_cert_reload(bool success)
+{
+    if (success) ADD(m.reload_ok, 1);
+    else ADD(m.reload_failed, 1);
+}
+
+void jg_metrics_cert_expiry(int64_t unix_seconds)
+{
+    atomic_store_explicit(&m.cert_expiry, unix_seconds, memory_order_relaxed);
+}
+
+static void header(jg_buf *out, const char *name, const char *type, const char *help)
+{
+    jg_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Label values here come from const tables of plain tokens: nothing to escape. */
+void jg_metrics_render(jg_buf *out)
+{
+    header(out, "jobguard_admission_requests_total", "counter",
+           "AdmissionReview requests decided, by resource, subresource, operation and verdict.");
+    for (size_t r = 0; r < N_RES; r++)
+        for (size_t s = 0; s < N_SUB; s++)
+            for (size_t op = 0; op < N_OP; op++)
+                for (size_t v = 0; v < N_VERDICT; v++) {
+                    uint64_t n = GET(m.requests[r][s][op][v]);
+                    if (n == 0) continue; /* only series that happened */
+                    jg_buf_printf(out,
+                                  "jobguard_admission_requests_total{resource=\"%s\",subresource="
+                                  "\"%s\",operation=\"%s\",verdict=\"%s\"} %llu\n",
+                                  resources[r], subresources[s], operations[op], verdicts[v],
+                                  (unsigned long long)n);
+                }
+
+    header(out, "jobguard_admission_duration_seconds", "histogram",
+           "Time from request headers to queued response for decided AdmissionReviews.");
+    uint64_t cum = 0;
+    for (size_t b = 0; b <= N_BUCKETS; b++) {
+        cum += GET(m.bucket[b]);
+        if (b < N_BUCKETS)
+            jg_buf_printf(out, "jobguard_admission_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                          buckets[b], (unsigned long long)cum);
+        else
+            jg_buf_printf(out, "jobguard_admission_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                          (unsigned long long)cum);
+    }
+    jg_buf_printf(out, "jobguard_admission_duration_seconds_sum %.9f\n",
+                  (double)GET(m.duration_sum_ns) / 1e9);
+    jg_buf_printf(out, "jobguard_admission_duration_seconds_count %llu\n",
+                  (unsigned long long)GET(m.duration_count));
+
+    header(out, "jobguard_rule_violations_total", "counter",
+           "Denied AdmissionReviews in which the rule fired, by rule ID.");
+    for (int i = 0; i < JG_RULE_COUNT; i++)
+        jg_buf_printf(out, "jobguard_rule_violations_total{rule=\"%s\"} %llu\n", jg_rules[i].name,
+                      (unsigned long long)GET(m.rule[i]));
+
+    header(out, "jobguard_requests_in_flight", "gauge",
+           "Requests on the webhook port being received or answered.");
+    jg_buf_printf(out, "jobguard_requests_in_flight %lld\n", (long long)GET(m.in_flight));
+
+    header(out, "jobguard_http_responses_total", "counter",
+           "HTTP responses of the webhook port, by status code.");
+    for (size_t i = 0; i <= N_CODES; i++) {
+        uint64_t n = GET(m.http[i]);
+        if (i < N_CODES)
+            jg_buf_printf(out, "jobguard_http_responses_total{code=\"%u\"} %llu\n", http_codes[i],
+                          (unsigned long long)n);
+        else if (n > 0)
+            jg_buf_printf(out, "jobguard_http_responses_total{code=\"other\"} %llu\n",
+                          (unsigned long long)n);
+    }
+
+    header(out, "jobguard_certificate_expiry_timestamp_seconds", "gauge",
+           "notAfter of the serving certificate, Unix seconds.");
+    jg_buf_printf(out, "jobguard_certificate_expiry_timestamp_seconds %lld\n",
+                  (long long)GET(m.cert_expiry));
+
+    header(out, "jobguard_certificate_reloads_total", "counter",
+           "Attempts to load a changed certificate/key pair, by result.");
+    jg_buf_printf(out, "jobguard_certificate_reloads_total{result=\"success\"} %llu\n",
+                  (unsigned long long)GET(m.reload_ok));
+    jg_buf_printf(out, "jobguard_certificate_reloads_total{result=\"failure\"} %llu\n",
+                  (unsigned long long)GET(m.reload_failed));
+
+    header(out, "jobguard_build_info", "gauge", "Always 1; the version label is the build.");
+    jg_buf_printf(out, "jobguard_build_info{version=\"%s\"} 1\n", JG_VERSION);
+}

@@ -1,0 +1,588 @@
+/* tlscert: check with OpenSSL, serve with GnuTLS, swap atomically on change. */
+#include "jobguard/server/tlscert.h"
+
+#include <errno.h>
+#include <gnutls/x509.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "jobguard/server/log.h"
+#include "jobguard/server/metrics.h"
+
+struct pair {
+    gnutls_pcert_st pcert[JG_TLS_MAX_CHAIN];
+    unsigned n_pcert;
+    gnutls_privkey_t key;
+    int64_t not_before, not_after;
+    unsigned char digest[32]; /* SHA-256 of cert bytes || key bytes */
+    char serial[80];
+    char subject[256];
+    struct pair *next_retired;
+    int64_t retired_at;
+};
+
+struct file_sig {
+    bool ok;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+
+static struct jg_tls_settings g_set;
+static _Atomic(struct pair *) g_current;
+static struct pair *g_retired; /* watcher thread only (and cleanup) */
+static struct file_sig g_sig[2];
+static unsigned char g_failed_digest[32];
+static bool g_have_failed;
+
+static pthread_t g_thread;
+static bool g_thread_running;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv;
+static bool g_stop, g_reload_requested;
+
+static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void fmt(char *err, size_t n, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(err, n, f, ap);
+    va_end(ap);
+}
+
+/* The first queued OpenSSL error as text (and the queue cleared), for precise messages. */
+static const char *ssl_reason(char *buf, size_t n)
+{
+    unsigned long e = ERR_get_error();
+    if (e == 0) snprintf(buf, n, "no detail");
+    else ERR_error_string_n(e, buf, n);
+    ERR_clear_error();
+    return buf;
+}
+
+static bool read_file(const char *path, jg_buf *out, char *err, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fmt(err, n, "cannot open %s: %s", path, strerror(errno));
+        return false;
+    }
+    jg_buf_reset(out);
+    char chunk[8192];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (out->len + r > JG_TLS_MAX_PEM_BYTES) {
+            fclose(f);
+            fmt(err, n, "%s is larger than %u bytes", path, JG_TLS_MAX_PEM_BYTES);
+            return false;
+        }
+        jg_buf_put(out, chunk, r);
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || out->oom) {
+        fmt(err, n, "cannot read %s", path);
+        return false;
+    }
+    if (out->len == 0) {
+        fmt(err, n, "%s is empty", path);
+        return false;
+    }
+    return true;
+}
+
+static int64_t asn1_to_unix(const ASN1_TIME *t)
+{
+    struct tm tm;
+    if (!t || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
+    return (int64_t)timegm(&tm);
+}
+
+static void put_utc(char *buf, size_t n, int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* "DNS:a, DNS:b, IP:..." of the certificate, for the service-name error. */
+static void san_list(X509 *x, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+    if (!names) {
+        snprintf(buf, n, "none");
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < sk_GENERAL_NAME_num(names) && used + 1 < n; i++) {
+        const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+        if (g->type != GEN_DNS) continue;
+        const unsigned char *s = ASN1_STRING_get0_data(g->d.dNSName);
+        int w = snprintf(buf + used, n - used, "%s%.*s", used ? ", " : "",
+                         ASN1_STRING_length(g->d.dNSName), (const char *)s);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (used == 0) snprintf(buf, n, "no DNS names");
+    GENERAL_NAMES_free(names);
+}
+
+/* OpenSSL: every check a pair must pass before it is served. Fills validity, serial, subject. */
+static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
+                          size_t n)
+{
+    char why[256];
+    bool ok = false;
+    X509 *x = NULL;
+    EVP_PKEY *k = NULL;
+    BIO *cb = BIO_new_mem_buf(cert->data, (int)cert->len);
+    BIO *kb = BIO_new_mem_buf(key->data, (int)key->len);
+    if (!cb || !kb) {
+        fmt(err, n, "out of memory");
+        goto out;
+    }
+    x = PEM_read_bio_X509(cb, NULL, NULL, NULL);
+    if (!x) {
+        fmt(err, n, "%s: no PEM certificate could be parsed (%s)", g_set.cert_file,
+            ssl_reason(why, sizeof why));
+        goto out;
+    }
+    k = PEM_read_bio_PrivateKey(kb, NULL, NULL, (void *)"");
+    if (!k) {
+        fmt(err, n, "%s: no unencrypted PEM private key could be parsed (%s)", g_set.key_file,
+            ssl_reason(why, sizeof why));
+        goto out;
+    }
+    if (X509_check_private_key(x, k) != 1) {
+        ERR_clear_error();
+        fmt(err, n, "private key %s does not match certificate %s", g_set.key_file,
+            g_set.cert_file);
+        goto out;
+    }
+    p->not_before = asn1_to_unix(X509_get0_notBefore(x));
+    p->not_after = asn1_to_unix(X509_get0_notAfter(x));
+    char when[32];
+    if (X509_cmp_current_time(X509_get0_notBefore(x)) >= 0) {
+        put_utc(when, sizeof when, p->not_before);
+        fmt(err, n, "certificate %s is not valid yet: notBefore %s", g_set.cert_file, when);
+        goto out;
+    }
+    if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0) {
+        put_utc(when, sizeof when, p->not_after);
+        fmt(err, n, "certificate %s has expired: notAfter %s", g_set.cert_file, when);
+        goto out;
+    }
+    if (g_set.service_name && g_set.service_name[0] &&
+        X509_check_host(x, g_set.service_name, 0, 0, NULL) != 1) {
+        char sans[512];
+        san_list(x, sans, sizeof sans);
+        fmt(err, n, "certificate %s does not cover the service name %s (DNS names: %s)",
+            g_set.cert_file, g_set.service_name, sans);
+        goto out;
+    }
+    BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+    char *hex = bn ? BN_bn2hex(bn) : NULL;
+    snprintf(p->serial, sizeof p->serial, "%s", hex ? hex : "?");
+    OPENSSL_free(hex);
+    BN_free(bn);
+    X509_NAME_oneline(X509_get_subject_name(x), p->subject, sizeof p->subject);
+    ok = true;
+out:
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    ERR_clear_error();
+    return ok;
+}
+
+static void pair_free(struct pair *p)
+{
+    if (!p) return;
+    for (unsigned i = 0; i < p->n_pcert; i++) gnutls_pcert_deinit(&p->pcert[i]);
+    if (p->key) gnutls_privkey_deinit(p->key);
+    free(p);
+}
+
+static bool gnutls_load(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
+                        size_t n)
+{
+    gnutls_datum_t cd = {(unsigned char *)cert->data, (unsigned)cert->len};
+    gnutls_datum_t kd = {(unsigned char *)key->data, (unsigned)key->len};
+    unsigned count = JG_TLS_MAX_CHAIN;
+    int rc = gnutls_pcert_list_import_x509_raw(p->pcert, &count, &cd, GNUTLS_X509_FMT_PEM,
+                                               GNUTLS_X509_CRT_LIST_FAIL_IF_UNSORTED);
+    if (rc < 0) {
+        fmt(err, n, "%s: GnuTLS cannot import the certificate chain: %s", g_set.cert_file,
+            gnutls_strerror(rc));
+        return false;
+    }
+    p->n_pcert = count;
+    if ((rc = gnutls_privkey_init(&p->key)) < 0 ||
+        (rc = gnutls_privkey_import_x509_raw(p->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+        fmt(err, n, "%s: GnuTLS cannot import the private key: %s", g_set.key_file,
+            gnutls_strerror(rc));
+        return false;
+    }
+    return true;
+}
+
+static void digest(const jg_buf *cert, const jg_buf *key, unsigned char out[32])
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    unsigned len = 32;
+    memset(out, 0, 32);
+    if (!c) return;
+    if (EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1) {
+        EVP_DigestUpdate(c, cert->data, cert->len);
+        EVP_DigestUpdate(c, "\0", 1);
+        EVP_DigestUpdate(c, key->data, key->len);
+        EVP_DigestFinal_ex(c, out, &len);
+    }
+    EVP_MD_CTX_free(c);
+}
+
+static struct file_sig stat_sig(const char *path)
+{
+    struct file_sig s = {0};
+    struct stat st;
+    if (stat(path, &st) == 0) { /* follows the ..data symlink of Secret volumes */
+        s.ok = true;
+        s.dev = st.st_dev;
+        s.ino = st.st_ino;
+        s.size = st.st_size;
+        s.mtime = st.st_mtim;
+    }
+    return s;
+}
+
+static bool sig_eq(const struct file_sig *a, const struct file_sig *b)
+{
+    return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* Reads both files and builds a checked pair, or says why not. */
+static struct pair *load_pair(unsigned char dig[32], char *err, size_t n)
+{
+    jg_buf cert = JG_BUF_INIT, key = JG_BUF_INIT;
+    struct pair *p = NULL;
+    memset(dig, 0, 32);
+    if (!read_file(g_set.cert_file, &cert, err, n) || !read_file(g_set.key_file, &key, err, n))
+        goto out;
+    digest(&cert, &key, dig);
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        fmt(err, n, "out of memory");
+        goto out;
+    }
+    memcpy(p->digest, dig, 32);
+    if (!openssl_check(&cert, &key, p, err, n) || !gnutls_load(&cert, &key, p, err, n)) {
+        pair_free(p);
+        p = NULL;
+    }
+out:
+    /* the key bytes should not linger in freed heap memory */
+    if (key.data) memset(key.data, 0, key.cap);
+    jg_buf_free(&cert);
+    jg_buf_free(&key);
+    return p;
+}
+
+static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *p)
+{
+    struct jg_log l;
+    if (!jg_log_begin(&l, lvl, msg)) return;
+    char nb[32], na[32];
+    put_utc(nb, sizeof nb, p->not_before);
+    put_utc(na, sizeof na, p->not_after);
+    jg_log_str(&l, "event", "certificate");
+    jg_log_str(&l, "cert_file", g_set.cert_file);
+    jg_log_str(&l, "key_file", g_set.key_file);
+    jg_log_str(&l, "subject", p->subject);
+    jg_log_str(&l, "serial", p->serial);
+    jg_log_str(&l, "not_before", nb);
+    jg_log_str(&l, "not_after", na);
+    jg_log_uint(&l, "chain_length", p->n_pcert);
+    jg_log_end(&l);
+}
+
+bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen)
+{
+    g_set = *s;
+    g_sig[0] = stat_sig(s->cert_file);
+    g_sig[1] = stat_sig(s->key_file);
+    unsigned char dig[32];
+    struct pair *p = load_pair(dig, err, errlen);
+    if (!p) return false;
+    atomic_store(&g_current, p);
+    jg_metrics_cert_expiry(p->not_after);
+    log_pair(JG_LOG_INFO, "certificate loaded", p);
+    return true;
+}
+
+int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                         gnutls_privkey_t *privkey)
+{
+    (void)session, (void)req_ca_rdn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
+    struct pair *p = atomic_load_explicit(&g_current, memory_order_acquire);
+    if (!p) return -1;
+    *pcert = p->pcert;
+    *pcert_length = p->n_pcert;
+    *privkey = p->key;
+    return 0;
+}
+
+static int64_t now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+/* Frees replaced pairs whose grace period is over. */
+static void reap_retired(bool all)
+{
+    int64_t now = now_s();
+    struct pair **pp = &g_retired;
+    while (*pp) {
+        struct pair *p = *pp;
+        if (all || now - p->retired_at >= (int64_t)g_set.grace_s) {
+            *pp = p->next_retired;
+            pair_free(p);
+        } else {
+            pp = &p->next_retired;
+        }
+    }
+}
+
+enum jg_tls_reload jg_tls_check_reload(bool force)
+{
+    reap_retired(false);
+    struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
+    if (!force && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1])) return JG_TLS_UNCHANGED;
+    /* The two files are not replaced atomically together outside Kubernetes (an editor, cp, a
+     * script renaming them one after the other): wait until they stop changing. */
+    for (int i = 0; i < 10; i++) {
+        struct timespec d = {0, 200 * 1000 * 1000};
+        nanosleep(&d, NULL);
+        struct file_sig t[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
+        bool stable = sig_eq(&s[0], &t[0]) && sig_eq(&s[1], &t[1]);
+        s[0] = t[0];
+        s[1] = t[1];
+        if (stable) break;
+    }
+    g_sig[0] = s[0];
+    g_sig[1] = s[1];
+
+    char err[1024];
+    unsigned char dig[32];
+    struct pair *p = load_pair(dig, err, sizeof err);
+    struct pair *cur = atomic_load(&g_current);
+    if (p && memcmp(p->digest, cur->digest, 32) == 0) {
+        pair_free(p);
+        jg_log_msg(JG_LOG_DEBUG, "certificate files touched, content unchanged");
+        return JG_TLS_UNCHANGED;
+    }
+    if (!p) {
+        /* Report a given bad content once, not at every poll; a SIGHUP reports it again. */
+        if (!force && g_have_failed && memcmp(dig, g_failed_digest, 32) == 0)
+            return JG_TLS_UNCHANGED;
+        memcpy(g_failed_digest, dig, 32);
+        g_have_failed = true;
+        jg_metrics_cert_reload(false);
+        struct jg_log l;
+        if (jg_log_begin(&l, JG_LOG_ERROR, "certificate reload rejected, keeping the current one")) {
+            jg_log_str(&l, "event", "certificate");
+            jg_log_str(&l, "error", err);
+            jg_log_str(&l, "serving_serial", cur->serial);
+            jg_log_end(&l);
+        }
+        return JG_TLS_FAILED;
+    }
+    atomic_store_explicit(&g_current, p, memory_order_release);
+    cur->retired_at = now_s();
+    cur->next_retired = g_retired;
+    g_retired = cur;
+    g_have_failed = false;
+    jg_metrics_cert_reload(true);
+    jg_metrics_cert_expiry(p->not_after);
+    log_pair(JG_LOG_INFO, "certificate reloaded", p);
+    return JG_TLS_RELOADED;
+}
+
+static void *watch_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_mu);
+    while (!g_stop) {
+        if (!g_reload_requested) {
+            if (g_set.poll_interval_s == 0) {
+                pthread_cond_wait(&g_cv, &g_mu);
+            } else {
+                struct timespec dl;
+                clock_gettime(CLOCK_MONOTONIC, &dl);
+                dl.tv_sec += g_set.poll_interval_s;
+                while (!g_stop && !g_reload_requested &&
+                       pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
+                }
+            }
+        }
+        if (g_stop) break;
+        bool force = g_reload_requested;
+        g_reload_requested = false;
+        pthread_mutex_unlock(&g_mu);
+        if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
+        jg_tls_check_reload(force);
+        pthread_mutex_lock(&g_mu);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+bool jg_tls_watch_start(char *err, size_t errlen)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cv, &a);
+    pthread_condattr_destroy(&a);
+    g_stop = false;
+    int rc = pthread_create(&g_thread, NULL, watch_main, NULL);
+    if (rc != 0) {
+        fmt(err, errlen, "cannot start the certificate watcher: %s", strerror(rc));
+        return false;
+    }
+    g_thread_running = true;
+    return true;
+}
+
+void jg_tls_request_reload(void)
+{
+    pthread_mutex_lock(&g_mu);
+    g_reload_requested = true;
+    pthread_cond_signal(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+}
+
+void jg_tls_watch_stop(void)
+{
+    if (!g_thread_running) return;
+    pthread_mutex_lock(&g_mu);
+    g_stop = true;
+    pthread_cond_signal(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    pthread_join(g_thread, NULL);
+    g_thread_running = false;
+    pthread_cond_destroy(&g_cv);
+}
+
+bool jg_tls_valid_now(void)
+{
+    struct pair *p = atomic_load(&g_current);
+    if (!p) return false;
+    int64_t now = (int64_t)time(NULL);
+    return now >= p->not_before && now < p->not_after;
+}
+
+int64_t jg_tls_not_after(void)
+{
+    struct pair *p = atomic_load(&g_current);
+    return p ? p->not_after : 0;
+}
+
+void jg_tls_cleanup(void)
+{
+    reap_retired(true);
+    pair_free(atomic_exchange(&g_current, NULL));
+}
+
+bool jg_tls_read_ca_bundle(const char *path, jg_buf *pem, char *err, size_t errlen)
+{
+    if (!read_file(path, pem, err, errlen)) return false;
+    BIO *b = BIO_new_mem_buf(pem->data, (int)pem->len);
+    if (!b) {
+        fmt(err, errlen, "out of memory");
+        return false;
+    }
+    int count = 0;
+    X509 *x;
+    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
+        count++;
+        X509_free(x);
+    }
+    ERR_clear_error();
+    BIO_free(b);
+    if (count == 0) {
+        fmt(err, errlen, "%s: no PEM certificate found", path);
+        return false;
+    }
+    return true;
+}
+
+bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n)
+{
+    gnutls_session_t session = session_;
+    unsigned status = 0;
+    gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                     (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+    int rc = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+    if (rc == GNUTLS_E_NO_CERTIFICATE_FOUND) {
+        fmt(reason, n, "no client certificate");
+        return false;
+    }
+    if (rc < 0) {
+        fmt(reason, n, "client certificate verification failed: %s", gnutls_strerror(rc));
+        return false;
+    }
+    if (status != 0) {
+        gnutls_datum_t out = {0};
+        if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) == 0) {
+            fmt(reason, n, "client certificate rejected: %s", (const char *)out.data);
+            gnutls_free(out.data);
+        } else {
+            fmt(reason, n, "client certificate rejected (status 0x%x)", status);
+        }
+        return false;
+    }
+    if (!cn || !cn[0]) return true;
+    unsigned count = 0;
+    const gnutls_datum_t *certs = gnutls_certificate_get_peers(session, &count);
+    if (!certs || count == 0) {
+        fmt(reason, n, "no client certificate");
+        return false;
+    }
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) < 0) {
+        fmt(reason, n, "out of memory");
+        return false;
+    }
+    char got[256] = "";
+    size_t got_len = sizeof got - 1;
+    bool ok = false;
+    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
+        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, got, &got_len) >= 0) {
+        got[got_len < sizeof got ? got_len : sizeof got - 1] = '\0';
+        ok = strcmp(got, cn) == 0;
+    }
+    gnutls_x509_crt_deinit(crt);
+    if (!ok) fmt(reason, n, "client certificate common name \"%s\" is not \"%s\"", got, cn);
+    return ok;
+}

@@ -1,0 +1,138 @@
+/* Data-driven suite: tests/cases/<name>/{review.json,expected.json[,args]}. Each case runs the
+ * review through jg_admit (the path the CLI and the server share) and compares the response
+ * with expected.json as JSON values. Adding a case means adding a folder. */
+#include "jobguard/admit.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *cases_dir;
+static char **names;
+static int ncases;
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void discover(void)
+{
+    DIR *d = opendir(cases_dir);
+    if (!d) {
+        perror(cases_dir);
+        exit(2);
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%.4000s/%.256s/review.json", cases_dir, e->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        fclose(f);
+        names = realloc(names, sizeof *names * (size_t)(ncases + 1));
+        names[ncases++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)ncases, sizeof *names, cmp_names);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* args: "--parity 1.36" and/or "--disable-rule ID" tokens. */
+static void read_args(const char *dir, struct jg_config *cfg)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%.4000s/args", dir);
+    size_t len;
+    char *a = slurp(p, &len);
+    if (!a) return;
+    char *save = NULL;
+    for (char *tok = strtok_r(a, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+        if (strcmp(tok, "--parity") == 0) {
+            char *v = strtok_r(NULL, " \t\n", &save);
+            ck_assert_ptr_nonnull(v);
+            cfg->parity = strcmp(v, "1.36") == 0 ? JG_PARITY_1_36 : JG_PARITY_1_35;
+        } else if (strcmp(tok, "--disable-rule") == 0) {
+            char *v = strtok_r(NULL, " \t\n", &save);
+            ck_assert_ptr_nonnull(v);
+            const struct jg_rule *r = jg_rule_find(v);
+            ck_assert_msg(r != NULL, "unknown rule %s in %s", v, p);
+            cfg->disabled |= UINT64_C(1) << r->id;
+        } else {
+            ck_abort_msg("unknown token %s in %s", tok, p);
+        }
+    }
+    free(a);
+}
+
+START_TEST(test_case)
+{
+    const char *name = names[_i];
+    char dir[4400], p[4600];
+    snprintf(dir, sizeof dir, "%.4000s/%.256s", cases_dir, name);
+    size_t rlen, elen;
+    snprintf(p, sizeof p, "%.4400s/review.json", dir);
+    char *review = slurp(p, &rlen);
+    ck_assert_ptr_nonnull(review);
+    snprintf(p, sizeof p, "%.4400s/expected.json", dir);
+    char *expected_text = slurp(p, &elen);
+    ck_assert_msg(expected_text != NULL, "%s: expected.json missing", name);
+    json_error_t je;
+    json_t *expected = json_loadb(expected_text, elen, 0, &je);
+    ck_assert_msg(expected != NULL, "%s: expected.json: %s", name, je.text);
+
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    read_args(dir, &cfg);
+    jg_buf out = JG_BUF_INIT;
+    jg_admit(review, rlen, &cfg, &out, NULL);
+    json_t *got = json_loadb(out.data, out.len, 0, &je);
+    ck_assert_msg(got != NULL, "%s: response is not JSON (%s): %s", name, je.text, out.data);
+    if (!json_equal(got, expected)) {
+        char *g = json_dumps(got, JSON_INDENT(1) | JSON_SORT_KEYS);
+        char *x = json_dumps(expected, JSON_INDENT(1) | JSON_SORT_KEYS);
+        ck_abort_msg("%s: response differs\n--- expected\n%s\n--- got\n%s", name, x, g);
+    }
+    json_decref(got);
+    json_decref(expected);
+    jg_buf_free(&out);
+    free(review);
+    free(expected_text);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    cases_dir = argc > 1 ? argv[1] : "tests/cases";
+    json_object_seed(42);
+    discover();
+    if (ncases == 0) {
+        fprintf(stderr, "no cases found under %s\n", cases_dir);
+        return 1;
+    }
+    Suite *s = suite_create("cases");
+    TCase *tc = tcase_create("cases");
+    tcase_add_loop_test(tc, test_case, 0, ncases);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
