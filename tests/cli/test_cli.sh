@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# CLI contract of `jobguard check` / `jobguard rules`: exit codes, stdout/stderr, --explain,
+# raw --old/--new objects, flags. Usage: test_cli.sh JOBGUARD_BINARY CASES_DIR (tests/cases, holding r-<review>/review.json)
+set -u
+bin=$1
+cases=$2
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+expect_rc() { # name want_rc cmd...
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name (rc $rc)"; else bad "$name: rc $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; fi
+}
+expect_grep() { # name file pattern
+    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in $(head -c 300 "$2")"; fi
+}
+
+expect_rc "allowed review exits 0" 0 "$bin" check "$cases/r-status-update-small/review.json"
+expect_grep "allowed response on stdout" "$tmp/out" '"allowed":true'
+expect_rc "denied review exits 1" 1 "$bin" check "$cases/r-status-update-denied/review.json"
+expect_grep "denied response echoes uid" "$tmp/out" '"uid":"4e19a2ae-8dba-4ec2-8c5d-e603bc33704c"'
+expect_rc "stdin input" 1 "$bin" check - <"$cases/r-create-job-bad-managedby/review.json"
+expect_rc "explain" 1 "$bin" check --explain "$cases/r-status-update-denied/review.json"
+expect_grep "explain prints one kubectl line per error (1)" "$tmp/err" 'The Job "shard-tokenizer" is invalid: status.completionTime: Required value: completionTime is required for Complete jobs'
+expect_grep "explain prints one kubectl line per error (2)" "$tmp/err" 'The Job "shard-tokenizer" is invalid: status.conditions: Invalid value: cannot set Complete=True condition without the SuccessCriteriaMet=true condition'
+expect_rc "explain on allowed" 0 "$bin" check --explain "$cases/r-create-job/review.json"
+expect_grep "explain says allowed" "$tmp/err" "allowed: CREATE jobs team-nlp/tokenize-books"
+
+printf '{"apiVersion":' >"$tmp/trunc.json"
+expect_rc "truncated JSON exits 2" 2 "$bin" check "$tmp/trunc.json"
+expect_grep "reason on stderr with line/column" "$tmp/err" "invalid JSON at line 1, column"
+expect_grep "400 response still printed" "$tmp/out" '"code":400'
+expect_rc "missing file exits 2" 2 "$bin" check "$tmp/nope.json"
+expect_grep "missing file named" "$tmp/err" "nope.json"
+expect_rc "unknown option exits 2" 2 "$bin" check --frobnicate
+expect_rc "bad parity exits 2" 2 "$bin" check --parity 1.99 "$cases/r-create-job/review.json"
+expect_rc "unknown rule exits 2" 2 "$bin" check --disable-rule Nope "$cases/r-create-job/review.json"
+
+# --disable-rule turns a denial into an allow
+expect_rc "disable-rule allows" 0 "$bin" check --disable-rule ALWAYS-ManagedByImmutable "$cases/r-update-managedby-changed/review.json"
+
+# raw objects, as an external controller author has them
+cat >"$tmp/old.json" <<'J'
+{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns"},
+ "spec":{"completions":5,"parallelism":5,"managedBy":"acme.io/ctl"},
+ "status":{"startTime":"2025-01-01T00:00:00Z","active":2}}
+J
+cat >"$tmp/new.json" <<'J'
+{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns"},
+ "spec":{"completions":5,"parallelism":5,"managedBy":"acme.io/ctl"},
+ "status":{"startTime":"2025-01-01T00:00:00Z","active":0,"succeeded":5,
+  "conditions":[{"type":"Complete","status":"True"}]}}
+J
+expect_rc "raw status update denied" 1 "$bin" check --old "$tmp/old.json" --new "$tmp/new.json" --subresource status --explain
+expect_grep "raw: completionTime required" "$tmp/err" 'The Job "j" is invalid: status.completionTime: Required value: completionTime is required for Complete jobs'
+expect_grep "raw: SCM required" "$tmp/err" 'cannot set Complete=True condition without the SuccessCriteriaMet=true condition'
+expect_rc "raw main update allowed" 0 "$bin" check --old "$tmp/old.json" --new "$tmp/new.json"
+expect_rc "raw create allowed" 0 "$bin" check --new "$tmp/new.json"
+sed 's#acme.io/ctl#acme.io#' "$tmp/new.json" >"$tmp/bad.json"
+expect_rc "raw create with bad managedBy" 1 "$bin" check --new "$tmp/bad.json"
+expect_grep "raw create message" "$tmp/out" 'must be a domain-prefixed path'
+expect_rc "subresource without old" 2 "$bin" check --new "$tmp/new.json" --subresource status
+expect_rc "unknown subresource" 2 "$bin" check --old "$tmp/old.json" --new "$tmp/new.json" --subresource scale
+sed 's#"active":2#"active":"2"#' "$tmp/old.json" >"$tmp/wrongtype.json"
+expect_rc "raw wrong type exits 2" 2 "$bin" check --old "$tmp/wrongtype.json" --new "$tmp/new.json" --subresource status
+expect_grep "wrong type names the field" "$tmp/err" "old object.status.active: must be an integer (int32), got a string"
+
+expect_rc "rules" 0 "$bin" rules
+expect_grep "rules lists an upstream option" "$tmp/out" "RejectMutatingCompletionTime"
+n=$(grep -c '^  field:' "$tmp/out")
+if [ "$n" = 35 ]; then ok "rules prints 35 rules"; else bad "rules prints $n rules, want 35"; fi
+expect_rc "rules --markdown" 0 "$bin" rules --markdown
+expect_grep "markdown table" "$tmp/out" "| 1 | \`ALWAYS-ManagedByFormat\`"
+expect_rc "--version" 0 "$bin" --version
+expect_grep "version text" "$tmp/out" "jobguard "
+expect_rc "--help" 0 "$bin" --help
+expect_rc "check --help" 0 "$bin" check --help
+expect_grep "check help documents exit codes" "$tmp/out" "0 allowed, 1 denied, 2 unreadable input"
+expect_rc "rules --help" 0 "$bin" rules --help
+expect_rc "unknown command" 2 "$bin" frobnicate
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
