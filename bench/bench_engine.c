@@ -66,7 +66,16 @@ int main(int argc, char **argv)
             n += 100;
             elapsed = now() - start;
         } while (iterations ? n < iterations : elapsed < seconds);
-        const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
+        /* tests/cases/<name>/review.json is named by its folder */
+        char name[64];
+        const char *base = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
+        if (strcmp(base, "review.json") == 0 && base - argv[f] >= 2) {
+            const char *end = base - 1, *start = end;
+            while (start > argv[f] && start[-1] != '/') start--;
+            snprintf(name, sizeof name, "%.*s", (int)(end - start), start);
+        } else {
+            snprintf(name, sizeof name, "%s", base);
+        }
         static const char *const verdicts[] = {"allowed", "denied", "bad", "error"};
         printf("%-34s %8zu %10s %12.0f %10.2f %8.1f\n", name, len, verdicts[v], n / elapsed,
                elapsed / n * 1e6, (double)len * n / elapsed / 1e6);

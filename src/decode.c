@@ -81,6 +81,7 @@ static status_t get_object(json_t *obj, const char *path, const char *key, json_
                            jg_decode_error *err)
 {
     json_t *v = member(obj, key);
+    *out = NULL;
     if (v && !json_is_object(v))
         return fail(err, "%s.%s: must be an object, got %s", path, key, type_name(v));
     *out = v;
@@ -234,7 +235,7 @@ static status_t decode_status(json_t *status, const char *path, struct jg_job_st
     TRY(get_str(status, path, "completedIndexes", &s, err));
     st->completed_indexes = s.s;
     TRY(get_str(status, path, "failedIndexes", &st->failed_indexes, err));
-    json_t *u;
+    json_t *u = NULL;
     TRY(get_object(status, path, "uncountedTerminatedPods", &u, err));
     if (u) {
         char upath[160];
@@ -257,7 +258,7 @@ static status_t decode_job_spec(json_t *spec, const char *path, struct jg_job_sp
     TRY(get_str(spec, path, "completionMode", &mode, err));
     sp->indexed = jg_str_eq_lit(mode.s, "Indexed");
     TRY(get_bool(spec, path, "suspend", &sp->suspend, err));
-    json_t *sp_policy;
+    json_t *sp_policy = NULL;
     TRY(get_object(spec, path, "successPolicy", &sp_policy, err));
     sp->has_success_policy = sp_policy != NULL;
     return JG_DECODE_OK;
@@ -274,7 +275,7 @@ static status_t decode_object(json_t *obj, const char *path, enum jg_target targ
     const char *want = target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
     if (kind.set && !jg_str_eq_lit(kind.s, want))
         return fail(err, "%s.kind: expected \"%s\", got \"%.64s\"", path, want, kind.s.p);
-    json_t *meta, *spec, *status;
+    json_t *meta = NULL, *spec = NULL, *status = NULL;
     TRY(get_object(obj, path, "metadata", &meta, err));
     snprintf(sub, sizeof sub, "%.64s.metadata", path);
     jg_opt_str name;
@@ -283,7 +284,7 @@ static status_t decode_object(json_t *obj, const char *path, enum jg_target targ
     TRY(get_object(obj, path, "spec", &spec, err));
     snprintf(sub, sizeof sub, "%.64s.spec", path);
     if (target == JG_TARGET_CRONJOB) {
-        json_t *tmpl, *jspec;
+        json_t *tmpl = NULL, *jspec = NULL;
         TRY(get_object(spec, sub, "jobTemplate", &tmpl, err));
         snprintf(sub, sizeof sub, "%.64s.spec.jobTemplate", path);
         TRY(get_object(tmpl, sub, "spec", &jspec, err));
@@ -388,7 +389,7 @@ static status_t decode_request(json_t *root, jg_review *r, struct decoded *d, jg
         return fail(err, "request.operation: unknown \"%.32s\" (CREATE, UPDATE, DELETE or CONNECT)",
                     s.s.p);
 
-    json_t *res, *rkind;
+    json_t *res = NULL, *rkind = NULL;
     TRY(get_object(req, "request", "resource", &res, err));
     TRY(get_object(req, "request", "kind", &rkind, err));
     if (!res && !rkind) return fail(err, "request.resource: required");
@@ -412,7 +413,7 @@ static status_t decode_request(json_t *root, jg_review *r, struct decoded *d, jg
     q->name = s.s;
     TRY(get_str(req, "request", "namespace", &s, err));
     q->namespace_ = s.s;
-    json_t *user;
+    json_t *user = NULL;
     TRY(get_object(req, "request", "userInfo", &user, err));
     TRY(get_str(user, "request.userInfo", "username", &s, err));
     q->username = s.s;
