@@ -1,6 +1,7 @@
 #include "jobguard/buf.h"
 
 #include "jobguard/alloc.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -81,41 +82,6 @@ void jg_buf_put_i64(jg_buf *b, int64_t v)
     jg_buf_put(b, tmp, (size_t)n);
 }
 
-/* Decodes one UTF-8 sequence at s[0..n). Returns its length (1..4) and the rune in *r, or 0 for
- * an invalid sequence (Go's utf8.DecodeRune returning RuneError, width 1). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *r)
-{
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *r = c;
-        return 1;
-    }
-    size_t len;
-    uint32_t min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-        *r = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-        *r = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-        *r = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        *r = (*r << 6) | (s[i] & 0x3F);
-    }
-    if (*r < min || *r > 0x10FFFF || (*r >= 0xD800 && *r <= 0xDFFF)) return 0;
-    return len;
-}
-
 /* Go's unicode.IsPrint for non-ASCII runes: letters, marks, numbers, punctuation and symbols.
  * Approximated by excluding the categories that are never printable (C1 controls, non-ASCII
  * spaces, line/paragraph separators, the common format characters, private use and
@@ -156,7 +122,7 @@ void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
             continue;
         }
         uint32_t r;
-        size_t w = utf8_decode(s + i, n - i, &r);
+        size_t w = jg_utf8_decode(s + i, n - i, &r);
         if (w == 0) {
             char e[4] = {'\\', 'x', hexdigits[s[i] >> 4], hexdigits[s[i] & 15]};
             jg_buf_put(b, e, 4);
@@ -228,7 +194,7 @@ void jg_buf_json_string(jg_buf *b, const char *str, size_t n)
             continue;
         }
         uint32_t r;
-        size_t w = utf8_decode(s + i, n - i, &r);
+        size_t w = jg_utf8_decode(s + i, n - i, &r);
         if (w == 0) {
             jg_buf_put(b, "\\ufffd", 6);
             i++;

@@ -1,32 +1,53 @@
 /* decode: AdmissionReview JSON -> jg_review (job-rules.md §9 field map). The only module that
- * reads request JSON. Every refusal names the field and what was wrong with it.
+ * reads request JSON.
  *
- * What kube-apiserver would do with such input (see README "Bad input"): objects with wrong
- * field types, out-of-range integers or unparsable times fail its own decoding with 400 before
- * any webhook is called, so jobguard answers them with allowed:false and status.code 400 too.
- * JSON null is Go's nil/zero value and counts as absent, as in Go. */
+ * One strict, validating pass over the body (RFC 8259: grammar, UTF-8, escapes, numbers, nesting
+ * depth, no trailing data) that materialises only what the rules read. Everything else
+ * (managedFields, annotations, the pod template, ...) is validated and skipped without
+ * allocating; strings without escapes are zero-copy slices of the body. See toolchain.md §8 for
+ * why: a whole-document tree costs more than the TLS connection that carries it.
+ *
+ * What kube-apiserver would do with bad input (see README "Bad input"): objects with wrong field
+ * types, out-of-range integers or unparsable times fail its own decoding with 400 before any
+ * webhook is called, so jobguard answers them with allowed:false and status.code 400 too.
+ * JSON null is Go's nil/zero value and counts as absent, as in Go. Syntax errors take precedence
+ * over every other complaint, then apiVersion/kind, then the first field problem. */
 #include "jobguard/decode.h"
 
 #include "jobguard/alloc.h"
+#include "utf8.h"
 
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Lists of uncounted pod UIDs: one array per list per object. */
-#define MAX_OWNED_LISTS 4
+typedef enum jg_decode_status status_t;
 
+/* Memory the view points into, besides the body: unescaped strings and uncounted UID arrays. */
 struct decoded {
-    json_t *roots[2];
-    jg_str *lists[MAX_OWNED_LISTS];
-    int nlists;
+    void **owned;
+    size_t n_owned, cap_owned;
 };
 
-static enum jg_decode_status fail(jg_decode_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+struct scanner {
+    const char *start, *p, *end;
+    int depth;
+    struct decoded *d; /* owner of unescaped strings; NULL when only validating */
+    jg_decode_error *err;
+    const char *what; /* names the input in syntax errors */
+};
 
-static enum jg_decode_status fail(jg_decode_error *err, const char *fmt, ...)
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        status_t s_ = (x);                                                                         \
+        if (s_ != JG_DECODE_OK) return s_;                                                         \
+    } while (0)
+
+/* ---- errors ---- */
+
+static status_t fail(jg_decode_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static status_t fail(jg_decode_error *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -36,145 +57,525 @@ static enum jg_decode_status fail(jg_decode_error *err, const char *fmt, ...)
     return JG_DECODE_BAD_REQUEST;
 }
 
-static enum jg_decode_status fail_oom(jg_decode_error *err)
+static status_t fail_oom(jg_decode_error *err)
 {
     snprintf(err->message, sizeof err->message, "out of memory while decoding the request");
     err->status = JG_DECODE_NO_MEMORY;
     return JG_DECODE_NO_MEMORY;
 }
 
-static const char *type_name(const json_t *v)
+/* A syntax error at the scanner's position, with 1-based line and column. */
+static status_t syntax(struct scanner *sc, const char *what)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a non-integer number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
+    int line = 1;
+    const char *line_start = sc->start;
+    for (const char *q = sc->start; q < sc->p; q++)
+        if (*q == '\n') {
+            line++;
+            line_start = q + 1;
+        }
+    const char *near = sc->p < sc->end ? "near byte " : "at end of input";
+    char shown[16] = "";
+    if (sc->p < sc->end) {
+        unsigned char c = (unsigned char)*sc->p;
+        if (c >= 0x20 && c < 0x7f && c != '\'')
+            snprintf(shown, sizeof shown, "'%c'", c);
+        else
+            snprintf(shown, sizeof shown, "0x%02x", c);
     }
-    return "a value";
+    return fail(sc->err, "%s: invalid JSON at line %d, column %d (%s%s): %s", sc->what, line, (int)(sc->p - line_start) + 1, near,
+                shown, what);
 }
 
-/* A member, or NULL when absent or null (Go: nil). */
-static json_t *member(json_t *obj, const char *key)
+static bool own(struct decoded *d, void *p)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    return v && !json_is_null(v) ? v : NULL;
+    if (d->n_owned == d->cap_owned) {
+        size_t cap = d->cap_owned ? d->cap_owned * 2 : 8;
+        void **v = jg_realloc(d->owned, cap * sizeof *v);
+        if (!v) return false;
+        d->owned = v;
+        d->cap_owned = cap;
+    }
+    d->owned[d->n_owned++] = p;
+    return true;
 }
 
-static jg_str str_of(const json_t *v)
+/* ---- the scanner ---- */
+
+/* Nesting limit, as jansson's JSON_PARSER_MAX_DEPTH: bounds the recursion of skip_value. */
+#define MAX_DEPTH JG_MAX_JSON_DEPTH
+
+static void ws(struct scanner *sc)
 {
-    return (jg_str){json_string_value(v), json_string_length(v)};
+    while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\n' || *sc->p == '\r' || *sc->p == '\t'))
+        sc->p++;
 }
 
-typedef enum jg_decode_status status_t;
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        status_t s_ = (x);                                                                         \
-        if (s_ != JG_DECODE_OK) return s_;                                                         \
-    } while (0)
-
-static status_t get_object(json_t *obj, const char *path, const char *key, json_t **out,
-                           jg_decode_error *err)
+static bool literal(struct scanner *sc, const char *lit, size_t n)
 {
-    json_t *v = member(obj, key);
-    *out = NULL;
-    if (v && !json_is_object(v))
-        return fail(err, "%s.%s: must be an object, got %s", path, key, type_name(v));
-    *out = v;
-    return JG_DECODE_OK;
+    if ((size_t)(sc->end - sc->p) < n || memcmp(sc->p, lit, n) != 0) return false;
+    sc->p += n;
+    return true;
 }
 
-static status_t get_str(json_t *obj, const char *path, const char *key, jg_opt_str *out,
-                        jg_decode_error *err)
+static int hexval(char c)
 {
-    json_t *v = member(obj, key);
-    out->set = false;
-    out->s = (jg_str){"", 0};
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_string(v))
-        return fail(err, "%s.%s: must be a string, got %s", path, key, type_name(v));
-    out->set = true;
-    out->s = str_of(v);
-    return JG_DECODE_OK;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
 }
 
-static status_t get_i32(json_t *obj, const char *path, const char *key, jg_opt_i32 *out,
-                        jg_decode_error *err)
+static bool hex4(const char *p, uint32_t *v)
 {
-    json_t *v = member(obj, key);
-    out->set = false;
-    out->v = 0;
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_integer(v))
-        return fail(err, "%s.%s: must be an integer (int32), got %s", path, key, type_name(v));
-    json_int_t i = json_integer_value(v);
-    if (i < INT32_MIN || i > INT32_MAX)
-        return fail(err, "%s.%s: %lld is outside the int32 range", path, key, (long long)i);
-    out->set = true;
-    out->v = (int32_t)i;
-    return JG_DECODE_OK;
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0) return false;
+        *v = *v << 4 | (uint32_t)h;
+    }
+    return true;
 }
 
-static status_t get_bool(json_t *obj, const char *path, const char *key, bool *out,
-                         jg_decode_error *err)
+/* Bytes that end the fast path of a string: '"', '\\', controls, non-ASCII. */
+static inline bool str_special(unsigned char c)
 {
-    json_t *v = member(obj, key);
-    *out = false;
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_boolean(v))
-        return fail(err, "%s.%s: must be a boolean, got %s", path, key, type_name(v));
-    *out = json_is_true(v);
-    return JG_DECODE_OK;
+    return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
 }
 
-static status_t get_time(json_t *obj, const char *path, const char *key, jg_time *out,
-                         jg_decode_error *err)
+/* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
+ * body when it has no escapes, else an unescaped copy owned by the review. */
+static status_t string(struct scanner *sc, jg_str *out)
 {
-    json_t *v = member(obj, key);
-    *out = (jg_time){0};
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_string(v))
-        return fail(err, "%s.%s: must be an RFC 3339 time string, got %s", path, key,
-                    type_name(v));
-    jg_str s = str_of(v);
-    if (!jg_parse_rfc3339(s.p, s.n, &out->sec, &out->nsec))
-        return fail(err, "%s.%s: %.64s%s is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)",
-                    path, key, s.p, s.n > 64 ? "..." : "");
-    out->set = true;
-    return JG_DECODE_OK;
-}
-
-static status_t get_str_list(json_t *obj, const char *path, const char *key, jg_str_list *out,
-                             struct decoded *d, jg_decode_error *err)
-{
-    json_t *v = member(obj, key);
-    *out = (jg_str_list){0};
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_array(v))
-        return fail(err, "%s.%s: must be an array of strings, got %s", path, key, type_name(v));
-    out->set = true;
-    out->n = json_array_size(v);
-    if (out->n == 0) return JG_DECODE_OK;
-    if (d->nlists == MAX_OWNED_LISTS) return fail_oom(err); /* unreachable: 2 lists × 2 objects */
-    out->items = jg_malloc(out->n * sizeof *out->items);
-    if (!out->items) return fail_oom(err);
-    d->lists[d->nlists++] = out->items;
-    for (size_t i = 0; i < out->n; i++) {
-        json_t *e = json_array_get(v, i);
-        if (json_is_null(e)) { /* Go decodes null into a string element as "" */
-            out->items[i] = (jg_str){"", 0};
-        } else if (json_is_string(e)) {
-            out->items[i] = str_of(e);
-        } else {
-            return fail(err, "%s.%s[%zu]: must be a string, got %s", path, key, i, type_name(e));
+    const char *s = ++sc->p; /* past '"' */
+    bool escaped = false;
+    for (;;) {
+        while (sc->p < sc->end && !str_special((unsigned char)*sc->p)) sc->p++;
+        if (sc->p >= sc->end) return syntax(sc, "unterminated string");
+        unsigned char c = (unsigned char)*sc->p;
+        if (c == '"') break;
+        if (c < 0x20) return syntax(sc, "control character in a string (must be escaped)");
+        if (c == '\\') {
+            escaped = true;
+            if (sc->end - sc->p < 2) return syntax(sc, "unterminated string");
+            char e = sc->p[1];
+            if (e == 'u') {
+                uint32_t u, lo;
+                if (sc->end - sc->p < 6 || !hex4(sc->p + 2, &u))
+                    return syntax(sc, "invalid \\u escape (4 hex digits expected)");
+                sc->p += 6;
+                if (u >= 0xDC00 && u <= 0xDFFF) return syntax(sc, "lone low surrogate in \\u escape");
+                if (u >= 0xD800 && u <= 0xDBFF) {
+                    if (sc->end - sc->p < 6 || sc->p[0] != '\\' || sc->p[1] != 'u' ||
+                        !hex4(sc->p + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                        return syntax(sc, "high surrogate not followed by a low surrogate");
+                    sc->p += 6;
+                }
+                continue;
+            }
+            if (!strchr("\"\\/bfnrt", e) || e == '\0') return syntax(sc, "invalid escape in a string");
+            sc->p += 2;
+            continue;
+        }
+        uint32_t r;
+        size_t w = jg_utf8_decode((const unsigned char *)sc->p, (size_t)(sc->end - sc->p), &r);
+        if (w == 0) return syntax(sc, "invalid UTF-8 in a string");
+        sc->p += w;
+    }
+    const char *e = sc->p++; /* past closing '"' */
+    if (!out) return JG_DECODE_OK;
+    if (!escaped) {
+        *out = (jg_str){s, (size_t)(e - s)};
+        return JG_DECODE_OK;
+    }
+    /* Unescape (already validated); the result is never longer than the source. */
+    char *buf = jg_malloc((size_t)(e - s) + 1);
+    if (!buf || !own(sc->d, buf)) {
+        jg_free(buf);
+        return fail_oom(sc->err);
+    }
+    size_t n = 0;
+    for (const char *q = s; q < e;) {
+        if (*q != '\\') {
+            buf[n++] = *q++;
+            continue;
+        }
+        char c = q[1];
+        q += 2;
+        switch (c) {
+        case 'b': buf[n++] = '\b'; break;
+        case 'f': buf[n++] = '\f'; break;
+        case 'n': buf[n++] = '\n'; break;
+        case 'r': buf[n++] = '\r'; break;
+        case 't': buf[n++] = '\t'; break;
+        case 'u': {
+            uint32_t u, lo;
+            hex4(q, &u);
+            q += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                hex4(q + 2, &lo);
+                q += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            if (u < 0x80) {
+                buf[n++] = (char)u;
+            } else if (u < 0x800) {
+                buf[n++] = (char)(0xC0 | u >> 6);
+                buf[n++] = (char)(0x80 | (u & 0x3F));
+            } else if (u < 0x10000) {
+                buf[n++] = (char)(0xE0 | u >> 12);
+                buf[n++] = (char)(0x80 | (u >> 6 & 0x3F));
+                buf[n++] = (char)(0x80 | (u & 0x3F));
+            } else {
+                buf[n++] = (char)(0xF0 | u >> 18);
+                buf[n++] = (char)(0x80 | (u >> 12 & 0x3F));
+                buf[n++] = (char)(0x80 | (u >> 6 & 0x3F));
+                buf[n++] = (char)(0x80 | (u & 0x3F));
+            }
+            break;
+        }
+        default: buf[n++] = c; /* " \ / */
         }
     }
+    buf[n] = '\0';
+    *out = (jg_str){buf, n};
     return JG_DECODE_OK;
 }
+
+enum num_kind { NUM_INT, NUM_BIG_INT, NUM_REAL };
+
+/* A number per the JSON grammar. Integers that fit int64 are returned in *v. */
+static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v)
+{
+    bool neg = false;
+    if (sc->p < sc->end && *sc->p == '-') {
+        neg = true;
+        sc->p++;
+    }
+    if (sc->p >= sc->end || *sc->p < '0' || *sc->p > '9') return syntax(sc, "invalid number");
+    uint64_t acc = 0;
+    bool big = false;
+    if (*sc->p == '0') {
+        sc->p++;
+        if (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9')
+            return syntax(sc, "invalid number (leading zero)");
+    } else {
+        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') {
+            unsigned d = (unsigned)(*sc->p++ - '0');
+            if (acc > (UINT64_MAX - d) / 10) big = true;
+            else acc = acc * 10 + d;
+        }
+    }
+    *kind = NUM_INT;
+    if (sc->p < sc->end && *sc->p == '.') {
+        sc->p++;
+        if (sc->p >= sc->end || *sc->p < '0' || *sc->p > '9')
+            return syntax(sc, "invalid number (digit expected after '.')");
+        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') sc->p++;
+        *kind = NUM_REAL;
+    }
+    if (sc->p < sc->end && (*sc->p == 'e' || *sc->p == 'E')) {
+        sc->p++;
+        if (sc->p < sc->end && (*sc->p == '+' || *sc->p == '-')) sc->p++;
+        if (sc->p >= sc->end || *sc->p < '0' || *sc->p > '9')
+            return syntax(sc, "invalid number (digit expected in exponent)");
+        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') sc->p++;
+        *kind = NUM_REAL;
+    }
+    if (*kind == NUM_INT) {
+        if (big || acc > (uint64_t)INT64_MAX + neg) *kind = NUM_BIG_INT;
+        else *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    }
+    return JG_DECODE_OK;
+}
+
+static status_t skip_value(struct scanner *sc);
+
+/* Objects and arrays: `open` consumes the bracket; `next` returns 1 when a member/element is
+ * at the cursor (for objects the key is read and ':' consumed), 0 at the closing bracket. */
+struct agg {
+    bool first;
+};
+
+static status_t enter(struct scanner *sc, struct agg *a)
+{
+    if (++sc->depth > MAX_DEPTH) return syntax(sc, "nesting deeper than 2048 levels");
+    sc->p++; /* past the bracket */
+    a->first = true;
+    return JG_DECODE_OK;
+}
+
+/* Key of at most 63 bytes after unescaping is enough to match every key the decoder reads;
+ * longer keys are unknown by construction. */
+#define KEY_MAX 64
+
+static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char keybuf[KEY_MAX],
+                         int *more)
+{
+    ws(sc);
+    if (sc->p < sc->end && *sc->p == '}') {
+        sc->p++;
+        sc->depth--;
+        *more = 0;
+        return JG_DECODE_OK;
+    }
+    if (!a->first) {
+        if (sc->p >= sc->end || *sc->p != ',') return syntax(sc, "',' or '}' expected");
+        sc->p++;
+        ws(sc);
+    }
+    a->first = false;
+    if (sc->p >= sc->end || *sc->p != '"') return syntax(sc, "string key expected");
+    /* Keys are only compared: an escaped key (rare) is unescaped into keybuf, truncated, since
+     * a long key cannot match any the decoder reads. */
+    const char *ks = sc->p + 1;
+    TRY(string(sc, NULL));
+    const char *ke = sc->p - 1;
+    *key = (jg_str){ks, (size_t)(ke - ks)};
+    if (memchr(ks, '\\', key->n)) {
+        size_t n = 0;
+        for (const char *q = ks; q < ke && n < KEY_MAX - 4;) {
+            if (*q != '\\') {
+                keybuf[n++] = *q++;
+                continue;
+            }
+            if (q[1] == 'u') {
+                uint32_t u;
+                hex4(q + 2, &u);
+                q += 6;
+                keybuf[n++] = u < 0x80 ? (char)u : '\x80'; /* non-ASCII never matches */
+            } else {
+                static const char from[] = "bfnrt\"\\/", to[] = "\b\f\n\r\t\"\\/";
+                keybuf[n++] = to[strchr(from, q[1]) - from];
+                q += 2;
+            }
+        }
+        *key = (jg_str){keybuf, n};
+    }
+    ws(sc);
+    if (sc->p >= sc->end || *sc->p != ':') return syntax(sc, "':' expected after an object key");
+    sc->p++;
+    ws(sc);
+    *more = 1;
+    return JG_DECODE_OK;
+}
+
+static status_t arr_next(struct scanner *sc, struct agg *a, int *more)
+{
+    ws(sc);
+    if (sc->p < sc->end && *sc->p == ']') {
+        sc->p++;
+        sc->depth--;
+        *more = 0;
+        return JG_DECODE_OK;
+    }
+    if (!a->first) {
+        if (sc->p >= sc->end || *sc->p != ',') return syntax(sc, "',' or ']' expected");
+        sc->p++;
+        ws(sc);
+    }
+    a->first = false;
+    *more = 1;
+    return JG_DECODE_OK;
+}
+
+/* Validates and skips one value. Recursion is bounded by MAX_DEPTH. */
+static status_t skip_value(struct scanner *sc)
+{
+    ws(sc);
+    if (sc->p >= sc->end) return syntax(sc, "value expected");
+    struct agg a;
+    int more;
+    switch (*sc->p) {
+    case '{': {
+        TRY(enter(sc, &a));
+        jg_str key;
+        char kb[KEY_MAX];
+        for (;;) {
+            TRY(obj_next(sc, &a, &key, kb, &more));
+            if (!more) return JG_DECODE_OK;
+            TRY(skip_value(sc));
+        }
+    }
+    case '[':
+        TRY(enter(sc, &a));
+        for (;;) {
+            TRY(arr_next(sc, &a, &more));
+            if (!more) return JG_DECODE_OK;
+            TRY(skip_value(sc));
+        }
+    case '"': return string(sc, NULL);
+    case 't': return literal(sc, "true", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    case 'f': return literal(sc, "false", 5) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    case 'n': return literal(sc, "null", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    default: {
+        enum num_kind k = NUM_INT;
+        int64_t v;
+        return number(sc, &k, &v);
+    }
+    }
+}
+
+/* Whether the whole input is one valid JSON value (used to give syntax errors precedence). */
+static status_t validate_document(const char *body, size_t len, const char *what,
+                                  jg_decode_error *err)
+{
+    struct scanner sc = {body, body, body + len, 0, NULL, err, what};
+    ws(&sc);
+    if (sc.p >= sc.end) return fail(err, "%s: empty input", what);
+    TRY(skip_value(&sc));
+    ws(&sc);
+    if (sc.p != sc.end) return syntax(&sc, "end of input expected after the JSON value");
+    return JG_DECODE_OK;
+}
+
+/* ---- typed readers: the cursor is at a member value ---- */
+
+static const char *type_name(struct scanner *sc)
+{
+    switch (sc->p < sc->end ? *sc->p : 0) {
+    case '{': return "an object";
+    case '[': return "an array";
+    case '"': return "a string";
+    case 't':
+    case 'f': return "a boolean";
+    case 'n': return "null";
+    default: {
+        struct scanner probe = *sc;
+        enum num_kind k = NUM_INT;
+        int64_t v;
+        jg_decode_error e;
+        probe.err = &e;
+        if (number(&probe, &k, &v) != JG_DECODE_OK) return "a value";
+        return k == NUM_REAL ? "a non-integer number" : "an integer";
+    }
+    }
+}
+
+static bool is_null(struct scanner *sc)
+{
+    return literal(sc, "null", 4);
+}
+
+static status_t wrong_type(struct scanner *sc, const char *path, const char *key, const char *want)
+{
+    return fail(sc->err, "%s.%s: must be %s, got %s", path, key, want, type_name(sc));
+}
+
+static status_t rd_str(struct scanner *sc, const char *path, const char *key, jg_opt_str *out)
+{
+    out->set = false;
+    out->s = (jg_str){"", 0};
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '"') return wrong_type(sc, path, key, "a string");
+    out->set = true;
+    return string(sc, &out->s);
+}
+
+static status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg_opt_i32 *out)
+{
+    out->set = false;
+    out->v = 0;
+    if (is_null(sc)) return JG_DECODE_OK;
+    char c = *sc->p;
+    if (c != '-' && (c < '0' || c > '9')) return wrong_type(sc, path, key, "an integer (int32)");
+    const char *s = sc->p;
+    enum num_kind k = NUM_INT;
+    int64_t v = 0;
+    TRY(number(sc, &k, &v));
+    if (k == NUM_REAL) {
+        sc->p = s;
+        return wrong_type(sc, path, key, "an integer (int32)");
+    }
+    if (k == NUM_BIG_INT || v < INT32_MIN || v > INT32_MAX)
+        return fail(sc->err, "%s.%s: %.*s is outside the int32 range", path, key,
+                    (int)(sc->p - s > 40 ? 40 : sc->p - s), s);
+    out->set = true;
+    out->v = (int32_t)v;
+    return JG_DECODE_OK;
+}
+
+static status_t rd_bool(struct scanner *sc, const char *path, const char *key, bool *out)
+{
+    *out = false;
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (literal(sc, "true", 4)) {
+        *out = true;
+        return JG_DECODE_OK;
+    }
+    if (literal(sc, "false", 5)) return JG_DECODE_OK;
+    return wrong_type(sc, path, key, "a boolean");
+}
+
+static status_t rd_time(struct scanner *sc, const char *path, const char *key, jg_time *out)
+{
+    *out = (jg_time){0};
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '"') return wrong_type(sc, path, key, "an RFC 3339 time string");
+    jg_str s;
+    TRY(string(sc, &s));
+    if (!jg_parse_rfc3339(s.p, s.n, &out->sec, &out->nsec))
+        return fail(sc->err, "%s.%s: %.*s%s is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)",
+                    path, key, (int)(s.n > 64 ? 64 : s.n), s.p, s.n > 64 ? "..." : "");
+    out->set = true;
+    return JG_DECODE_OK;
+}
+
+/* Opens an object member: *present=false for null. */
+static status_t rd_object(struct scanner *sc, const char *path, const char *key, struct agg *a,
+                          bool *present)
+{
+    *present = false;
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '{') return wrong_type(sc, path, key, "an object");
+    *present = true;
+    return enter(sc, a);
+}
+
+/* Index of `key` in `names`, or -1. A repeat of a key the decoder reads is refused: a
+ * parser-differential guard (Go keeps the last, other tools the first). */
+static int known(struct scanner *sc, jg_str key, const char *const *names, int n, uint32_t *seen,
+                 status_t *st)
+{
+    for (int i = 0; i < n; i++) {
+        if (!jg_str_eq_lit(key, names[i])) continue;
+        if (*seen & (1u << i)) {
+            *st = syntax(sc, "duplicate object key");
+            return -1;
+        }
+        *seen |= 1u << i;
+        return i;
+    }
+    return -1;
+}
+
+/* Walks the members of the object just opened, calling `member(ctx, index)` for known keys and
+ * skipping the rest. */
+typedef status_t (*member_fn)(struct scanner *sc, void *ctx, int which);
+
+static status_t members(struct scanner *sc, struct agg *a, const char *const *names, int n,
+                        member_fn fn, void *ctx)
+{
+    uint32_t seen = 0;
+    for (;;) {
+        jg_str key;
+        char kb[KEY_MAX];
+        int more;
+        TRY(obj_next(sc, a, &key, kb, &more));
+        if (!more) return JG_DECODE_OK;
+        status_t st = JG_DECODE_OK;
+        int which = known(sc, key, names, n, &seen, &st);
+        TRY(st);
+        if (which < 0) {
+            TRY(skip_value(sc));
+        } else {
+            if (sc->p >= sc->end) return syntax(sc, "value expected");
+            TRY(fn(sc, ctx, which));
+        }
+    }
+}
+
+/* ---- Job fields ---- */
 
 static int cond_type(jg_str t)
 {
@@ -190,137 +591,279 @@ static int cond_type(jg_str t)
     return -1;
 }
 
-static status_t decode_conditions(json_t *status, const char *path, struct jg_job_status *st,
-                                  jg_decode_error *err)
+struct cond_ctx {
+    const char *path;
+    jg_opt_str type, status;
+};
+
+static status_t condition_member(struct scanner *sc, void *ctx, int which)
 {
-    json_t *v = member(status, "conditions");
-    if (!v) return JG_DECODE_OK;
-    if (!json_is_array(v))
-        return fail(err, "%s.conditions: must be an array, got %s", path, type_name(v));
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        json_t *c = json_array_get(v, i);
-        if (json_is_null(c)) continue;
-        char cpath[160];
-        snprintf(cpath, sizeof cpath, "%.100s.conditions[%zu]", path, i);
-        if (!json_is_object(c))
-            return fail(err, "%s: must be an object, got %s", cpath, type_name(c));
-        jg_opt_str type, cstatus;
-        TRY(get_str(c, cpath, "type", &type, err));
-        TRY(get_str(c, cpath, "status", &cstatus, err));
-        int t = cond_type(type.s);
-        if (t < 0) continue;
-        /* Matching is case-sensitive: "true" is not True (§3.0, edge case 68). */
-        if (jg_str_eq_lit(cstatus.s, "True")) st->cond_true |= JG_COND_BIT(t);
-        if (jg_str_eq_lit(cstatus.s, "False")) st->cond_false |= JG_COND_BIT(t);
-    }
-    return JG_DECODE_OK;
+    struct cond_ctx *c = ctx;
+    return which == 0 ? rd_str(sc, c->path, "type", &c->type) : rd_str(sc, c->path, "status", &c->status);
 }
 
-static status_t decode_status(json_t *status, const char *path, struct jg_job_status *st,
-                              struct decoded *d, jg_decode_error *err)
+static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_job_status *st)
 {
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '[') return wrong_type(sc, path, "conditions", "an array");
+    struct agg a;
+    TRY(enter(sc, &a));
+    static const char *const names[] = {"type", "status"};
+    for (size_t i = 0;; i++) {
+        int more;
+        TRY(arr_next(sc, &a, &more));
+        if (!more) return JG_DECODE_OK;
+        if (sc->p >= sc->end) return syntax(sc, "value expected");
+        if (is_null(sc)) continue;
+        char cpath[160];
+        snprintf(cpath, sizeof cpath, "%.100s.conditions[%zu]", path, i);
+        if (*sc->p != '{') return fail(sc->err, "%s: must be an object, got %s", cpath, type_name(sc));
+        struct agg o;
+        TRY(enter(sc, &o));
+        struct cond_ctx c = {cpath, {0}, {0}};
+        TRY(members(sc, &o, names, 2, condition_member, &c));
+        int t = cond_type(c.type.s);
+        if (t < 0) continue;
+        /* Matching is case-sensitive: "true" is not True (§3.0, edge case 68). */
+        if (jg_str_eq_lit(c.status.s, "True")) st->cond_true |= JG_COND_BIT(t);
+        if (jg_str_eq_lit(c.status.s, "False")) st->cond_false |= JG_COND_BIT(t);
+    }
+}
+
+static status_t rd_str_list_items(struct scanner *sc, const char *path, const char *key,
+                                  jg_str_list *out, size_t *cap)
+{
+    struct agg a;
+    TRY(enter(sc, &a));
+    for (;;) {
+        int more;
+        TRY(arr_next(sc, &a, &more));
+        if (!more) return JG_DECODE_OK;
+        if (sc->p >= sc->end) return syntax(sc, "value expected");
+        jg_str v = {"", 0};
+        if (!is_null(sc)) { /* Go decodes null into a string element as "" */
+            if (*sc->p != '"')
+                return fail(sc->err, "%s.%s[%zu]: must be a string, got %s", path, key, out->n,
+                            type_name(sc));
+            TRY(string(sc, &v));
+        }
+        if (out->n == *cap) {
+            *cap = *cap ? *cap * 2 : 4;
+            jg_str *items = jg_realloc(out->items, *cap * sizeof *items);
+            if (!items) return fail_oom(sc->err);
+            out->items = items;
+        }
+        out->items[out->n++] = v;
+    }
+}
+
+static status_t rd_str_list(struct scanner *sc, const char *path, const char *key, jg_str_list *out)
+{
+    *out = (jg_str_list){0};
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '[') return wrong_type(sc, path, key, "an array of strings");
+    out->set = true;
+    size_t cap = 0;
+    status_t st = rd_str_list_items(sc, path, key, out, &cap);
+    if (st == JG_DECODE_OK && out->items && !own(sc->d, out->items)) st = fail_oom(sc->err);
+    if (st != JG_DECODE_OK) {
+        jg_free(out->items);
+        out->items = NULL;
+        out->n = 0;
+    }
+    return st;
+}
+
+struct uncounted_ctx {
+    const char *path;
+    struct jg_job_status *st;
+};
+
+static status_t uncounted_member(struct scanner *sc, void *ctx, int which)
+{
+    struct uncounted_ctx *u = ctx;
+    return which == 0 ? rd_str_list(sc, u->path, "succeeded", &u->st->uncounted_succeeded)
+                      : rd_str_list(sc, u->path, "failed", &u->st->uncounted_failed);
+}
+
+struct status_ctx {
+    const char *path;
+    struct jg_job_status *st;
+};
+
+enum {
+    ST_CONDITIONS, ST_START, ST_COMPLETION, ST_ACTIVE, ST_SUCCEEDED, ST_FAILED, ST_READY,
+    ST_TERMINATING, ST_COMPLETED_INDEXES, ST_FAILED_INDEXES, ST_UNCOUNTED, ST_COUNT
+};
+static const char *const status_names[ST_COUNT] = {
+    "conditions", "startTime", "completionTime", "active", "succeeded", "failed", "ready",
+    "terminating", "completedIndexes", "failedIndexes", "uncountedTerminatedPods",
+};
+
+static status_t status_member(struct scanner *sc, void *ctx, int which)
+{
+    struct status_ctx *c = ctx;
+    struct jg_job_status *st = c->st;
+    const char *path = c->path, *key = status_names[which];
     jg_opt_i32 i;
-    TRY(decode_conditions(status, path, st, err));
-    TRY(get_time(status, path, "startTime", &st->start_time, err));
-    TRY(get_time(status, path, "completionTime", &st->completion_time, err));
-    TRY(get_i32(status, path, "active", &i, err));
-    st->active = i.v;
-    TRY(get_i32(status, path, "succeeded", &i, err));
-    st->succeeded = i.v;
-    TRY(get_i32(status, path, "failed", &i, err));
-    st->failed = i.v;
-    TRY(get_i32(status, path, "ready", &st->ready, err));
-    TRY(get_i32(status, path, "terminating", &st->terminating, err));
     jg_opt_str s;
-    TRY(get_str(status, path, "completedIndexes", &s, err));
-    st->completed_indexes = s.s;
-    TRY(get_str(status, path, "failedIndexes", &st->failed_indexes, err));
-    json_t *u = NULL;
-    TRY(get_object(status, path, "uncountedTerminatedPods", &u, err));
-    if (u) {
+    switch (which) {
+    case ST_CONDITIONS: return rd_conditions(sc, path, st);
+    case ST_START: return rd_time(sc, path, key, &st->start_time);
+    case ST_COMPLETION: return rd_time(sc, path, key, &st->completion_time);
+    case ST_ACTIVE: TRY(rd_i32(sc, path, key, &i)); st->active = i.v; return JG_DECODE_OK;
+    case ST_SUCCEEDED: TRY(rd_i32(sc, path, key, &i)); st->succeeded = i.v; return JG_DECODE_OK;
+    case ST_FAILED: TRY(rd_i32(sc, path, key, &i)); st->failed = i.v; return JG_DECODE_OK;
+    case ST_READY: return rd_i32(sc, path, key, &st->ready);
+    case ST_TERMINATING: return rd_i32(sc, path, key, &st->terminating);
+    case ST_COMPLETED_INDEXES:
+        TRY(rd_str(sc, path, key, &s));
+        st->completed_indexes = s.s;
+        return JG_DECODE_OK;
+    case ST_FAILED_INDEXES: return rd_str(sc, path, key, &st->failed_indexes);
+    default: {
+        struct agg a;
+        bool present;
+        TRY(rd_object(sc, path, key, &a, &present));
+        if (!present) return JG_DECODE_OK;
         char upath[160];
         snprintf(upath, sizeof upath, "%.100s.uncountedTerminatedPods", path);
         st->uncounted_set = true;
-        TRY(get_str_list(u, upath, "succeeded", &st->uncounted_succeeded, d, err));
-        TRY(get_str_list(u, upath, "failed", &st->uncounted_failed, d, err));
+        static const char *const names[] = {"succeeded", "failed"};
+        struct uncounted_ctx u = {upath, st};
+        return members(sc, &a, names, 2, uncounted_member, &u);
     }
-    return JG_DECODE_OK;
+    }
 }
 
-static status_t decode_job_spec(json_t *spec, const char *path, struct jg_job_spec *sp,
-                                jg_decode_error *err)
+struct spec_ctx {
+    const char *path;
+    struct jg_job_spec *sp;
+};
+
+enum { SP_MANAGED_BY, SP_COMPLETIONS, SP_PARALLELISM, SP_BLPI, SP_MODE, SP_SUSPEND, SP_POLICY, SP_COUNT };
+static const char *const spec_names[SP_COUNT] = {
+    "managedBy", "completions", "parallelism", "backoffLimitPerIndex", "completionMode",
+    "suspend", "successPolicy",
+};
+
+static status_t spec_member(struct scanner *sc, void *ctx, int which)
 {
-    TRY(get_str(spec, path, "managedBy", &sp->managed_by, err));
-    TRY(get_i32(spec, path, "completions", &sp->completions, err));
-    TRY(get_i32(spec, path, "parallelism", &sp->parallelism, err));
-    TRY(get_i32(spec, path, "backoffLimitPerIndex", &sp->backoff_limit_per_index, err));
+    struct spec_ctx *c = ctx;
+    struct jg_job_spec *sp = c->sp;
+    const char *path = c->path, *key = spec_names[which];
     jg_opt_str mode;
-    TRY(get_str(spec, path, "completionMode", &mode, err));
-    sp->indexed = jg_str_eq_lit(mode.s, "Indexed");
-    TRY(get_bool(spec, path, "suspend", &sp->suspend, err));
-    json_t *sp_policy = NULL;
-    TRY(get_object(spec, path, "successPolicy", &sp_policy, err));
-    sp->has_success_policy = sp_policy != NULL;
+    switch (which) {
+    case SP_MANAGED_BY: return rd_str(sc, path, key, &sp->managed_by);
+    case SP_COMPLETIONS: return rd_i32(sc, path, key, &sp->completions);
+    case SP_PARALLELISM: return rd_i32(sc, path, key, &sp->parallelism);
+    case SP_BLPI: return rd_i32(sc, path, key, &sp->backoff_limit_per_index);
+    case SP_MODE:
+        TRY(rd_str(sc, path, key, &mode));
+        sp->indexed = jg_str_eq_lit(mode.s, "Indexed");
+        return JG_DECODE_OK;
+    case SP_SUSPEND: return rd_bool(sc, path, key, &sp->suspend);
+    default:
+        if (is_null(sc)) return JG_DECODE_OK;
+        if (*sc->p != '{') return wrong_type(sc, path, key, "an object");
+        sp->has_success_policy = true;
+        return skip_value(sc);
+    }
+}
+
+/* CronJob: spec.jobTemplate.spec.managedBy only. */
+struct cron_ctx {
+    const char *path;
+    struct jg_job_spec *sp;
+    int level; /* 0: spec, 1: jobTemplate, 2: jobTemplate.spec */
+};
+
+static status_t cron_member(struct scanner *sc, void *ctx, int which)
+{
+    struct cron_ctx *c = ctx;
+    (void)which;
+    if (c->level == 2) return rd_str(sc, c->path, "managedBy", &c->sp->managed_by);
+    static const char *const keys[] = {"jobTemplate", "spec"};
+    struct agg a;
+    bool present;
+    TRY(rd_object(sc, c->path, keys[c->level], &a, &present));
+    if (!present) return JG_DECODE_OK;
+    char sub[160];
+    snprintf(sub, sizeof sub, "%.100s.%s", c->path, keys[c->level]);
+    struct cron_ctx next = {sub, c->sp, c->level + 1};
+    const char *name = c->level == 0 ? "spec" : "managedBy";
+    return members(sc, &a, &name, 1, cron_member, &next);
+}
+
+struct object_ctx {
+    const char *path;
+    enum jg_target target;
+    struct jg_job *job;
+};
+
+enum { OB_KIND, OB_METADATA, OB_SPEC, OB_STATUS, OB_COUNT };
+static const char *const object_names[OB_COUNT] = {"kind", "metadata", "spec", "status"};
+
+static status_t name_member(struct scanner *sc, void *ctx, int which)
+{
+    struct object_ctx *c = ctx;
+    (void)which;
+    char path[160];
+    snprintf(path, sizeof path, "%.100s.metadata", c->path);
+    jg_opt_str name;
+    TRY(rd_str(sc, path, "name", &name));
+    c->job->name = name.s;
     return JG_DECODE_OK;
 }
 
-/* One Job or CronJob object at `path` ("request.object", ...). */
-static status_t decode_object(json_t *obj, const char *path, enum jg_target target,
-                              struct jg_job *job, struct decoded *d, jg_decode_error *err)
+static status_t object_member(struct scanner *sc, void *ctx, int which)
 {
+    struct object_ctx *c = ctx;
+    const char *path = c->path;
+    struct agg a;
+    bool present;
     char sub[160];
+    if (which == OB_STATUS && c->target == JG_TARGET_CRONJOB) return skip_value(sc); /* unread */
+    if (which == OB_KIND) {
+        jg_opt_str kind;
+        TRY(rd_str(sc, path, "kind", &kind));
+        const char *want = c->target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
+        if (kind.set && !jg_str_eq_lit(kind.s, want))
+            return fail(sc->err, "%s.kind: expected \"%s\", got \"%.*s\"", path, want,
+                        (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
+        return JG_DECODE_OK;
+    }
+    TRY(rd_object(sc, path, object_names[which], &a, &present));
+    if (!present) return JG_DECODE_OK;
+    snprintf(sub, sizeof sub, "%.100s.%s", path, object_names[which]);
+    if (which == OB_METADATA) {
+        static const char *const names[] = {"name"};
+        return members(sc, &a, names, 1, name_member, c);
+    }
+    if (which == OB_SPEC && c->target == JG_TARGET_CRONJOB) {
+        static const char *const names[] = {"jobTemplate"};
+        struct cron_ctx cc = {sub, &c->job->spec, 0};
+        return members(sc, &a, names, 1, cron_member, &cc);
+    }
+    if (which == OB_SPEC) {
+        struct spec_ctx sc_ = {sub, &c->job->spec};
+        return members(sc, &a, spec_names, SP_COUNT, spec_member, &sc_);
+    }
+    struct status_ctx st = {sub, &c->job->status};
+    return members(sc, &a, status_names, ST_COUNT, status_member, &st);
+}
+
+/* One Job or CronJob object at the cursor (an object, checked by the caller). */
+static status_t rd_job(struct scanner *sc, const char *path, enum jg_target target, struct jg_job *job)
+{
+    struct agg a;
+    TRY(enter(sc, &a));
     job->present = true;
-    jg_opt_str kind;
-    TRY(get_str(obj, path, "kind", &kind, err));
-    const char *want = target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
-    if (kind.set && !jg_str_eq_lit(kind.s, want))
-        return fail(err, "%s.kind: expected \"%s\", got \"%.64s\"", path, want, kind.s.p);
-    json_t *meta = NULL, *spec = NULL, *status = NULL;
-    TRY(get_object(obj, path, "metadata", &meta, err));
-    snprintf(sub, sizeof sub, "%.64s.metadata", path);
-    jg_opt_str name;
-    TRY(get_str(meta, sub, "name", &name, err));
-    job->name = name.s;
-    TRY(get_object(obj, path, "spec", &spec, err));
-    snprintf(sub, sizeof sub, "%.64s.spec", path);
-    if (target == JG_TARGET_CRONJOB) {
-        json_t *tmpl = NULL, *jspec = NULL;
-        TRY(get_object(spec, sub, "jobTemplate", &tmpl, err));
-        snprintf(sub, sizeof sub, "%.64s.spec.jobTemplate", path);
-        TRY(get_object(tmpl, sub, "spec", &jspec, err));
-        snprintf(sub, sizeof sub, "%.64s.spec.jobTemplate.spec", path);
-        return get_str(jspec, sub, "managedBy", &job->spec.managed_by, err);
-    }
-    TRY(decode_job_spec(spec, sub, &job->spec, err));
-    TRY(get_object(obj, path, "status", &status, err));
-    snprintf(sub, sizeof sub, "%.64s.status", path);
-    return decode_status(status, sub, &job->status, d, err);
+    struct object_ctx c = {path, target, job};
+    return members(sc, &a, object_names, OB_COUNT, object_member, &c);
 }
 
-static status_t parse_json(const char *body, size_t len, const char *what, json_t **out,
-                           jg_decode_error *err)
-{
-    json_error_t je;
-    *out = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-    if (*out) return JG_DECODE_OK;
-    if (json_error_code(&je) == json_error_out_of_memory) return fail_oom(err);
-    if (len == 0) return fail(err, "%s: empty input", what);
-    return fail(err, "%s: invalid JSON at line %d, column %d: %s", what, je.line, je.column,
-                je.text);
-}
-
-static struct decoded *priv_of(jg_review *r, jg_decode_error *err)
-{
-    if (!r->priv) {
-        r->priv = jg_malloc(sizeof(struct decoded));
-        if (!r->priv) {
-            fail_oom(err);
-            return NULL;
-        }
-        memset(r->priv, 0, sizeof(struct decoded));
-    }
-    return r->priv;
-}
+/* ---- the AdmissionReview envelope ---- */
 
 /* Routing by request.resource (or request.kind when resource is absent). */
 static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg_str kind)
@@ -338,7 +881,7 @@ static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg
 }
 
 /* Whether the rules read the objects of this request; if not it is allowed untouched and the
- * objects are not decoded at all (DELETE, CONNECT, other resources, other subresources). */
+ * objects are only validated as JSON (DELETE, CONNECT, other resources and subresources). */
 static bool needs_objects(const struct jg_request *q)
 {
     if (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE) return false;
@@ -348,93 +891,265 @@ static bool needs_objects(const struct jg_request *q)
     return false;
 }
 
-static status_t decode_request(json_t *root, jg_review *r, struct decoded *d, jg_decode_error *err)
+struct request_ctx {
+    struct jg_request *q;
+    jg_opt_str uid, operation, group, resource, version, kgroup, kkind;
+    bool has_resource, has_kind, routed;
+    /* object/oldObject met before the routing fields were complete: decoded afterwards */
+    const char *deferred[2];
+    bool seen_object[2];
+};
+
+enum { RQ_UID, RQ_OPERATION, RQ_RESOURCE, RQ_KIND, RQ_SUBRESOURCE, RQ_NAME, RQ_NAMESPACE,
+       RQ_USERINFO, RQ_DRYRUN, RQ_OBJECT, RQ_OLD_OBJECT, RQ_COUNT };
+static const char *const request_names[RQ_COUNT] = {
+    "uid", "operation", "resource", "kind", "subResource", "name", "namespace", "userInfo",
+    "dryRun", "object", "oldObject",
+};
+
+struct gvr_ctx {
+    const char *path;
+    const char *const *names;
+    jg_opt_str *v[3];
+};
+
+static status_t gvr_member(struct scanner *sc, void *ctx, int which)
 {
-    struct jg_request *q = &r->req;
-    if (!json_is_object(root))
-        return fail(err, "AdmissionReview: must be a JSON object, got %s", type_name(root));
-    json_t *req = member(root, "request");
-    /* Read uid and apiVersion first, opportunistically, so that any refusal can echo them. */
-    if (json_is_object(req) && json_is_string(json_object_get(req, "uid")))
-        q->uid = str_of(json_object_get(req, "uid"));
-    jg_opt_str api, kind;
-    TRY(get_str(root, "AdmissionReview", "apiVersion", &api, err));
-    if (jg_str_eq_lit(api.s, "admission.k8s.io/v1beta1")) q->api_version = JG_API_V1BETA1;
-    if (!api.set) return fail(err, "apiVersion: required (admission.k8s.io/v1 or v1beta1)");
-    if (!jg_str_eq_lit(api.s, "admission.k8s.io/v1") &&
-        !jg_str_eq_lit(api.s, "admission.k8s.io/v1beta1"))
-        return fail(err,
-                    "apiVersion: unsupported \"%.64s\" (expected admission.k8s.io/v1 or "
-                    "admission.k8s.io/v1beta1)",
-                    api.s.p);
-    TRY(get_str(root, "AdmissionReview", "kind", &kind, err));
-    if (!jg_str_eq_lit(kind.s, "AdmissionReview"))
-        return fail(err, "kind: expected \"AdmissionReview\", got %s%.64s%s",
-                    kind.set ? "\"" : "", kind.set ? kind.s.p : "nothing", kind.set ? "\"" : "");
-    if (!req) return fail(err, "request: required");
-    if (!json_is_object(req)) return fail(err, "request: must be an object, got %s", type_name(req));
+    struct gvr_ctx *g = ctx;
+    return rd_str(sc, g->path, g->names[which], g->v[which]);
+}
 
+static status_t user_member(struct scanner *sc, void *ctx, int which)
+{
+    (void)which;
     jg_opt_str s;
-    TRY(get_str(req, "request", "uid", &s, err));
-    if (!s.set || s.s.n == 0) return fail(err, "request.uid: required");
-    q->uid = s.s;
+    TRY(rd_str(sc, "request.userInfo", "username", &s));
+    ((struct jg_request *)ctx)->username = s.s;
+    return JG_DECODE_OK;
+}
 
-    TRY(get_str(req, "request", "operation", &s, err));
-    if (!s.set) return fail(err, "request.operation: required");
-    if (jg_str_eq_lit(s.s, "CREATE")) q->operation = JG_OP_CREATE;
-    else if (jg_str_eq_lit(s.s, "UPDATE")) q->operation = JG_OP_UPDATE;
-    else if (jg_str_eq_lit(s.s, "DELETE")) q->operation = JG_OP_DELETE;
-    else if (jg_str_eq_lit(s.s, "CONNECT")) q->operation = JG_OP_CONNECT;
-    else
-        return fail(err, "request.operation: unknown \"%.32s\" (CREATE, UPDATE, DELETE or CONNECT)",
-                    s.s.p);
-
-    json_t *res = NULL, *rkind = NULL;
-    TRY(get_object(req, "request", "resource", &res, err));
-    TRY(get_object(req, "request", "kind", &rkind, err));
-    if (!res && !rkind) return fail(err, "request.resource: required");
-    TRY(get_str(res, "request.resource", "group", &s, err));
-    q->group = s.s;
-    TRY(get_str(res, "request.resource", "version", &s, err));
-    q->version = s.s;
-    TRY(get_str(res, "request.resource", "resource", &s, err));
-    q->resource = s.s;
-    jg_opt_str kgroup, kkind;
-    TRY(get_str(rkind, "request.kind", "group", &kgroup, err));
-    TRY(get_str(rkind, "request.kind", "kind", &kkind, err));
-    if (!q->resource.n && kkind.set) { /* label metrics by the resource even when routed by kind */
-        if (jg_str_eq_lit(kkind.s, "Job")) q->resource = (jg_str){"jobs", 4};
-        if (jg_str_eq_lit(kkind.s, "CronJob")) q->resource = (jg_str){"cronjobs", 8};
-        q->group = kgroup.s;
+static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int idx)
+{
+    static const char *const paths[] = {"request.object", "request.oldObject"};
+    struct jg_request *q = c->q;
+    c->seen_object[idx] = !is_null(sc);
+    if (!c->seen_object[idx]) return JG_DECODE_OK;
+    if (!c->routed) { /* not yet known whether the rules read it: validate, decode later */
+        c->deferred[idx] = sc->p;
+        return skip_value(sc);
     }
-    TRY(get_str(req, "request", "subResource", &s, err));
-    q->sub_resource = s.s;
-    TRY(get_str(req, "request", "name", &s, err));
-    q->name = s.s;
-    TRY(get_str(req, "request", "namespace", &s, err));
-    q->namespace_ = s.s;
-    json_t *user = NULL;
-    TRY(get_object(req, "request", "userInfo", &user, err));
-    TRY(get_str(user, "request.userInfo", "username", &s, err));
-    q->username = s.s;
-    TRY(get_bool(req, "request", "dryRun", &q->dry_run, err));
+    /* Decoded for every Job/CronJob CREATE/UPDATE: subResource may still follow. */
+    bool job = q->target != JG_TARGET_OTHER;
+    if (!job || (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE))
+        return skip_value(sc);
+    if (*sc->p != '{')
+        return fail(sc->err, "%s: must be an object, got %s", paths[idx], type_name(sc));
+    return rd_job(sc, paths[idx], q->target, idx ? &q->old_object : &q->object);
+}
 
-    q->target = route(q->group, res ? q->resource : (jg_str){0}, kgroup.s, kkind.s);
-    if (!needs_objects(q)) return JG_DECODE_OK;
+static void try_route(struct request_ctx *c)
+{
+    /* kube-apiserver writes uid, kind, resource, subResource, ..., operation before object, so
+     * in practice the objects are decoded in the same pass. */
+    if (c->routed || !c->operation.set || !(c->has_resource || c->has_kind)) return;
+    struct jg_request *q = c->q;
+    q->target = route(c->group.s, c->has_resource ? c->resource.s : (jg_str){0}, c->kgroup.s,
+                      c->kkind.s);
+    c->routed = true;
+}
 
-    json_t *obj = member(req, "object");
-    if (!obj) return fail(err, "request.object: required for %s", jg_operation_name(q->operation));
-    if (!json_is_object(obj))
-        return fail(err, "request.object: must be an object, got %s", type_name(obj));
-    TRY(decode_object(obj, "request.object", q->target, &q->object, d, err));
-    if (q->operation == JG_OP_UPDATE) {
-        json_t *old = member(req, "oldObject");
-        if (!old) return fail(err, "request.oldObject: required for UPDATE");
-        if (!json_is_object(old))
-            return fail(err, "request.oldObject: must be an object, got %s", type_name(old));
-        TRY(decode_object(old, "request.oldObject", q->target, &q->old_object, d, err));
+static status_t request_member(struct scanner *sc, void *ctx, int which)
+{
+    struct request_ctx *c = ctx;
+    struct jg_request *q = c->q;
+    jg_opt_str s;
+    struct agg a;
+    bool present;
+    switch (which) {
+    case RQ_UID:
+        TRY(rd_str(sc, "request", "uid", &c->uid));
+        q->uid = c->uid.s;
+        return JG_DECODE_OK;
+    case RQ_OPERATION:
+        TRY(rd_str(sc, "request", "operation", &c->operation));
+        if (!c->operation.set) return JG_DECODE_OK;
+        if (jg_str_eq_lit(c->operation.s, "CREATE")) q->operation = JG_OP_CREATE;
+        else if (jg_str_eq_lit(c->operation.s, "UPDATE")) q->operation = JG_OP_UPDATE;
+        else if (jg_str_eq_lit(c->operation.s, "DELETE")) q->operation = JG_OP_DELETE;
+        else if (jg_str_eq_lit(c->operation.s, "CONNECT")) q->operation = JG_OP_CONNECT;
+        else
+            return fail(sc->err, "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
+                        (int)(c->operation.s.n > 32 ? 32 : c->operation.s.n), c->operation.s.p);
+        try_route(c);
+        return JG_DECODE_OK;
+    case RQ_RESOURCE:
+    case RQ_KIND: {
+        bool res = which == RQ_RESOURCE;
+        const char *path = res ? "request.resource" : "request.kind";
+        TRY(rd_object(sc, "request", res ? "resource" : "kind", &a, &present));
+        if (!present) return JG_DECODE_OK;
+        jg_opt_str version;
+        static const char *const rnames[] = {"group", "version", "resource"};
+        static const char *const knames[] = {"group", "version", "kind"};
+        struct gvr_ctx g = {path, res ? rnames : knames,
+                            {res ? &c->group : &c->kgroup, &version, res ? &c->resource : &c->kkind}};
+        TRY(members(sc, &a, g.names, 3, gvr_member, &g));
+        if (res) {
+            c->has_resource = true;
+            q->group = c->group.s;
+            q->version = version.s;
+            q->resource = c->resource.s;
+        } else {
+            c->has_kind = true;
+        }
+        try_route(c);
+        return JG_DECODE_OK;
+    }
+    case RQ_SUBRESOURCE:
+        TRY(rd_str(sc, "request", "subResource", &s));
+        q->sub_resource = s.s;
+        return JG_DECODE_OK;
+    case RQ_NAME:
+        TRY(rd_str(sc, "request", "name", &s));
+        q->name = s.s;
+        return JG_DECODE_OK;
+    case RQ_NAMESPACE:
+        TRY(rd_str(sc, "request", "namespace", &s));
+        q->namespace_ = s.s;
+        return JG_DECODE_OK;
+    case RQ_USERINFO: {
+        TRY(rd_object(sc, "request", "userInfo", &a, &present));
+        if (!present) return JG_DECODE_OK;
+        static const char *const names[] = {"username"};
+        return members(sc, &a, names, 1, user_member, q);
+    }
+    case RQ_DRYRUN: return rd_bool(sc, "request", "dryRun", &q->dry_run);
+    case RQ_OBJECT: return rd_request_object(sc, c, 0);
+    default: return rd_request_object(sc, c, 1);
+    }
+}
+
+struct review_ctx {
+    jg_opt_str api, kind;
+    bool has_request;
+    struct request_ctx req;
+};
+
+static status_t review_member(struct scanner *sc, void *ctx, int which)
+{
+    struct review_ctx *r = ctx;
+    if (which == 0) return rd_str(sc, "AdmissionReview", "apiVersion", &r->api);
+    if (which == 1) return rd_str(sc, "AdmissionReview", "kind", &r->kind);
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (*sc->p != '{') return fail(sc->err, "request: must be an object, got %s", type_name(sc));
+    r->has_request = true;
+    struct agg a;
+    TRY(enter(sc, &a));
+    status_t st = members(sc, &a, request_names, RQ_COUNT, request_member, &r->req);
+    return st;
+}
+
+/* apiVersion and kind of the envelope: checked first, whatever the member order. */
+static status_t check_envelope(struct review_ctx *r, jg_decode_error *err)
+{
+    if (!r->api.set) return fail(err, "apiVersion: required (admission.k8s.io/v1 or v1beta1)");
+    if (!jg_str_eq_lit(r->api.s, "admission.k8s.io/v1") &&
+        !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1beta1"))
+        return fail(err,
+                    "apiVersion: unsupported \"%.*s\" (expected admission.k8s.io/v1 or "
+                    "admission.k8s.io/v1beta1)",
+                    (int)(r->api.s.n > 64 ? 64 : r->api.s.n), r->api.s.p);
+    if (!jg_str_eq_lit(r->kind.s, "AdmissionReview")) {
+        if (!r->kind.set) return fail(err, "kind: expected \"AdmissionReview\", got nothing");
+        return fail(err, "kind: expected \"AdmissionReview\", got \"%.*s\"",
+                    (int)(r->kind.s.n > 64 ? 64 : r->kind.s.n), r->kind.s.p);
     }
     return JG_DECODE_OK;
+}
+
+/* After the envelope: what the request must hold, in the order the old tree decoder checked. */
+static status_t check_request(struct scanner *sc, struct review_ctx *r)
+{
+    struct request_ctx *c = &r->req;
+    struct jg_request *q = c->q;
+    jg_decode_error *err = sc->err;
+    if (!r->has_request) return fail(err, "request: required");
+    if (!c->uid.set || c->uid.s.n == 0) return fail(err, "request.uid: required");
+    if (!c->operation.set) return fail(err, "request.operation: required");
+    if (!c->has_resource && !c->has_kind) return fail(err, "request.resource: required");
+    if (!q->resource.n && c->kkind.set) { /* label metrics by resource even when routed by kind */
+        if (jg_str_eq_lit(c->kkind.s, "Job")) q->resource = (jg_str){"jobs", 4};
+        if (jg_str_eq_lit(c->kkind.s, "CronJob")) q->resource = (jg_str){"cronjobs", 8};
+        q->group = c->kgroup.s;
+    }
+    try_route(c);
+    if (!needs_objects(q)) return JG_DECODE_OK;
+    static const char *const paths[] = {"request.object", "request.oldObject"};
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && q->operation != JG_OP_UPDATE) break;
+        if (!c->seen_object[i])
+            return i == 0 ? fail(err, "request.object: required for %s", jg_operation_name(q->operation))
+                          : fail(err, "request.oldObject: required for UPDATE");
+        if (!c->deferred[i]) continue;
+        sc->p = c->deferred[i];
+        sc->depth = 0;
+        if (*sc->p != '{')
+            return fail(err, "%s: must be an object, got %s", paths[i], type_name(sc));
+        TRY(rd_job(sc, paths[i], q->target, i ? &q->old_object : &q->object));
+    }
+    return JG_DECODE_OK;
+}
+
+static struct decoded *new_decoded(jg_review *r, jg_decode_error *err)
+{
+    r->priv = jg_malloc(sizeof(struct decoded));
+    if (!r->priv) {
+        fail_oom(err);
+        return NULL;
+    }
+    memset(r->priv, 0, sizeof(struct decoded));
+    return r->priv;
+}
+
+/* On a refusal: a syntax error anywhere wins, then the envelope. Cheap: only on the error path. */
+static status_t precedence(const char *body, size_t len, struct review_ctx *r, status_t st,
+                           jg_decode_error *err)
+{
+    if (st == JG_DECODE_NO_MEMORY) return st;
+    jg_decode_error syn;
+    if (validate_document(body, len, "AdmissionReview", &syn) != JG_DECODE_OK) {
+        *err = syn;
+        return syn.status;
+    }
+    /* the envelope may come after the failing member: read the top level once more */
+    jg_decode_error env;
+    if (!r->api.set || !r->kind.set) {
+        struct scanner sc = {body, body, body + len, 0, NULL, &env, "AdmissionReview"};
+        struct agg a;
+        ws(&sc);
+        if (*sc.p == '{' && enter(&sc, &a) == JG_DECODE_OK) {
+            for (;;) {
+                jg_str key;
+                char kb[KEY_MAX];
+                int more;
+                if (obj_next(&sc, &a, &key, kb, &more) != JG_DECODE_OK || !more) break;
+                jg_opt_str *dst = jg_str_eq_lit(key, "apiVersion") ? &r->api
+                                  : jg_str_eq_lit(key, "kind")     ? &r->kind
+                                                                   : NULL;
+                if (dst && *sc.p == '"' && !dst->set) {
+                    dst->set = true;
+                    string(&sc, &dst->s);
+                } else if (skip_value(&sc) != JG_DECODE_OK) {
+                    break;
+                }
+            }
+        }
+    }
+    if (check_envelope(r, &env) != JG_DECODE_OK) {
+        *err = env;
+        return env.status;
+    }
+    return st;
 }
 
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
@@ -443,13 +1158,93 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
-    struct decoded *d = priv_of(out, err);
+    struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     if (len > JG_MAX_BODY_BYTES)
-        return fail(err, "request body is %zu bytes, over the %u-byte limit", len,
-                    JG_MAX_BODY_BYTES);
-    TRY(parse_json(body, len, "AdmissionReview", &d->roots[0], err));
-    return decode_request(d->roots[0], out, d, err);
+        return fail(err, "request body is %zu bytes, over the %u-byte limit", len, JG_MAX_BODY_BYTES);
+    struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview"};
+    struct review_ctx r = {0};
+    r.req.q = &out->req;
+    ws(&sc);
+    if (sc.p >= sc.end) return fail(err, "AdmissionReview: empty input");
+    if (*sc.p != '{') {
+        status_t st = validate_document(body, len, "AdmissionReview", err);
+        if (st != JG_DECODE_OK) return st;
+        return fail(err, "AdmissionReview: must be a JSON object, got %s", type_name(&sc));
+    }
+    struct agg a;
+    static const char *const names[] = {"apiVersion", "kind", "request"};
+    status_t st = enter(&sc, &a);
+    if (st == JG_DECODE_OK) st = members(&sc, &a, names, 3, review_member, &r);
+    if (st == JG_DECODE_OK) {
+        ws(&sc);
+        if (sc.p != sc.end) st = syntax(&sc, "end of input expected after the JSON value");
+    }
+    if (st == JG_DECODE_OK) st = check_envelope(&r, err);
+    if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1")) out->req.api_version = JG_API_V1BETA1;
+    if (st == JG_DECODE_OK) st = check_request(&sc, &r);
+    if (st != JG_DECODE_OK) {
+        st = precedence(body, len, &r, st, err);
+        if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1")) out->req.api_version = JG_API_V1BETA1;
+    }
+    return st;
+}
+
+/* A raw object for `check --old/--new`: one JSON object, nothing after it. */
+static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_target *target,
+                       struct jg_job *job, jg_str *ns, struct decoded *d, jg_decode_error *err)
+{
+    TRY(validate_document(json, len, what, err));
+    struct scanner sc = {json, json, json + len, 0, d, err, what};
+    ws(&sc);
+    if (*sc.p != '{') return fail(err, "%s: must be a JSON object, got %s", what, type_name(&sc));
+    /* kind first (it decides what to read), then the object itself */
+    if (target && *target == JG_TARGET_OTHER) {
+        *target = JG_TARGET_JOB;
+        struct scanner k = sc;
+        struct agg a;
+        TRY(enter(&k, &a));
+        for (;;) {
+            jg_str key;
+            char kb[KEY_MAX];
+            int more;
+            TRY(obj_next(&k, &a, &key, kb, &more));
+            if (!more) break;
+            if (jg_str_eq_lit(key, "kind") && *k.p == '"') {
+                jg_str kind;
+                TRY(string(&k, &kind));
+                if (jg_str_eq_lit(kind, "CronJob")) *target = JG_TARGET_CRONJOB;
+            } else {
+                TRY(skip_value(&k));
+            }
+        }
+    }
+    TRY(rd_job(&sc, what, target ? *target : JG_TARGET_JOB, job));
+    if (ns) { /* metadata.namespace, for the outcome */
+        struct scanner m = {json, json, json + len, 0, d, err, what};
+        ws(&m);
+        struct agg a, b;
+        TRY(enter(&m, &a));
+        for (;;) {
+            jg_str key;
+            char kb[KEY_MAX];
+            int more;
+            TRY(obj_next(&m, &a, &key, kb, &more));
+            if (!more) break;
+            if (!jg_str_eq_lit(key, "metadata") || *m.p != '{') {
+                TRY(skip_value(&m));
+                continue;
+            }
+            TRY(enter(&m, &b));
+            for (;;) {
+                TRY(obj_next(&m, &b, &key, kb, &more));
+                if (!more) break;
+                if (jg_str_eq_lit(key, "namespace") && *m.p == '"') TRY(string(&m, ns));
+                else TRY(skip_value(&m));
+            }
+        }
+    }
+    return JG_DECODE_OK;
 }
 
 enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, const char *new_json,
@@ -459,37 +1254,22 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
-    struct decoded *d = priv_of(out, err);
+    struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     struct jg_request *q = &out->req;
-    TRY(parse_json(new_json, new_len, "new object", &d->roots[0], err));
-    if (!json_is_object(d->roots[0]))
-        return fail(err, "new object: must be a JSON object, got %s", type_name(d->roots[0]));
-    if (old_json) {
-        TRY(parse_json(old_json, old_len, "old object", &d->roots[1], err));
-        if (!json_is_object(d->roots[1]))
-            return fail(err, "old object: must be a JSON object, got %s", type_name(d->roots[1]));
-    }
-    jg_opt_str kind;
-    TRY(get_str(d->roots[0], "new object", "kind", &kind, err));
-    q->target = jg_str_eq_lit(kind.s, "CronJob") ? JG_TARGET_CRONJOB : JG_TARGET_JOB;
-    q->group = (jg_str){"batch", 5};
-    q->version = (jg_str){"v1", 2};
-    q->resource = q->target == JG_TARGET_CRONJOB ? (jg_str){"cronjobs", 8} : (jg_str){"jobs", 4};
+    q->target = JG_TARGET_OTHER; /* rd_raw decides from the new object's kind */
     q->sub_resource = (jg_str){sub_resource ? sub_resource : "", sub_resource ? strlen(sub_resource) : 0};
     q->operation = old_json ? JG_OP_UPDATE : JG_OP_CREATE;
     if (q->sub_resource.n && !old_json)
         return fail(err, "--subresource %s needs --old: a subresource is only ever UPDATEd",
                     sub_resource);
-    TRY(decode_object(d->roots[0], "new object", q->target, &q->object, d, err));
-    if (old_json) TRY(decode_object(d->roots[1], "old object", q->target, &q->old_object, d, err));
+    TRY(rd_raw(new_json, new_len, "new object", &q->target, &q->object, &q->namespace_, d, err));
+    if (old_json)
+        TRY(rd_raw(old_json, old_len, "old object", NULL, &q->old_object, NULL, d, err));
+    q->group = (jg_str){"batch", 5};
+    q->version = (jg_str){"v1", 2};
+    q->resource = q->target == JG_TARGET_CRONJOB ? (jg_str){"cronjobs", 8} : (jg_str){"jobs", 4};
     q->name = q->object.name;
-    jg_opt_str ns;
-    json_t *meta = member(d->roots[0], "metadata");
-    if (json_is_object(meta)) {
-        TRY(get_str(meta, "new object.metadata", "namespace", &ns, err));
-        q->namespace_ = ns.s;
-    }
     return JG_DECODE_OK;
 }
 
@@ -497,8 +1277,8 @@ void jg_review_free(jg_review *r)
 {
     struct decoded *d = r->priv;
     if (d) {
-        for (int i = 0; i < 2; i++) json_decref(d->roots[i]);
-        for (int i = 0; i < d->nlists; i++) jg_free(d->lists[i]);
+        for (size_t i = 0; i < d->n_owned; i++) jg_free(d->owned[i]);
+        jg_free(d->owned);
         jg_free(d);
     }
     memset(r, 0, sizeof *r);

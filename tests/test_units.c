@@ -428,6 +428,122 @@ START_TEST(decode_deep_nesting)
 }
 END_TEST
 
+/* Runs a body through jg_admit and returns the response (static buffer). */
+static const char *admit_text(const char *body, size_t len, enum jg_verdict *v)
+{
+    static char text[8192];
+    jg_buf out = JG_BUF_INIT;
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    *v = jg_admit(body, len, &cfg, &out, NULL);
+    snprintf(text, sizeof text, "%s", out.data);
+    jg_buf_free(&out);
+    return text;
+}
+
+static const char *CREATE_HEAD =
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+    "\"uid\":\"u\",\"operation\":\"CREATE\",\"resource\":{\"group\":\"batch\","
+    "\"version\":\"v1\",\"resource\":\"jobs\"},\"object\":";
+
+static void expect_create(const char *object_json, enum jg_verdict want, const char *want_in_response)
+{
+    char body[4096];
+    int n = snprintf(body, sizeof body, "%s%s}}", CREATE_HEAD, object_json);
+    enum jg_verdict v;
+    const char *resp = admit_text(body, (size_t)n, &v);
+    ck_assert_msg(v == want, "%s -> verdict %d, want %d: %s", object_json, v, want, resp);
+    if (want_in_response)
+        ck_assert_msg(strstr(resp, want_in_response) != NULL, "%s: %s not in %s", object_json,
+                      want_in_response, resp);
+}
+
+START_TEST(scanner_strings_and_numbers)
+{
+    /* escapes decode before the rules see the value */
+    expect_create("{\"spec\":{\"managedBy\":\"acme.io\\/a\\u0026b\"}}", JG_VERDICT_ALLOWED, NULL);
+    expect_create("{\"spec\":{\"managedBy\":\"acme.io/a\\u00e9\"}}", JG_VERDICT_DENIED,
+                  "Invalid value: \\\"a\u00e9\\\"");
+    expect_create("{\"spec\":{\"managedBy\":\"acme.io/\\ud83d\\ude00\"}}", JG_VERDICT_DENIED,
+                  "\\\"\xf0\x9f\x98\x80\\\"");
+    /* an escaped key is the same key */
+    expect_create("{\"spec\":{\"\\u006danagedBy\":\"acme.io\"}}", JG_VERDICT_DENIED,
+                  "must be a domain-prefixed path");
+    /* syntax the scanner refuses */
+    const char *bad[] = {
+        "{\"spec\":{\"managedBy\":\"a\\ud800\"}}",       /* lone high surrogate */
+        "{\"spec\":{\"managedBy\":\"a\\udc00\"}}",       /* lone low surrogate */
+        "{\"spec\":{\"managedBy\":\"a\\x\"}}",           /* unknown escape */
+        "{\"spec\":{\"managedBy\":\"a\\u12\"}}",         /* short \\u */
+        "{\"spec\":{\"managedBy\":\"a\tb\"}}",            /* raw control character */
+        "{\"spec\":{\"managedBy\":\"a\xc3\"}}",           /* truncated UTF-8 */
+        "{\"spec\":{\"managedBy\":\"a\xed\xa0\x80\"}}", /* UTF-8 surrogate */
+        "{\"spec\":{\"completions\":01}}",
+        "{\"spec\":{\"completions\":-}}",
+        "{\"spec\":{\"completions\":1.}}",
+        "{\"spec\":{\"completions\":1e}}",
+        "{\"spec\":{\"completions\":+1}}",
+        "{\"spec\":{\"x\":[1,]}}",
+        "{\"spec\":{\"x\":{\"a\":1,}}}",
+        "{\"spec\":{\"x\":tru}}",
+        "{\"spec\":{\"x\":NaN}}",
+        "{\"spec\":{'x':1}}",
+        "{\"spec\":{\"managedBy\":\"a\",\"managedBy\":\"b\"}}", /* duplicate key read */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_create(bad[i], JG_VERDICT_BAD_REQUEST, "invalid JSON at line 1, column");
+    /* numbers that are valid JSON but not int32 */
+    expect_create("{\"spec\":{\"completions\":1e2}}", JG_VERDICT_BAD_REQUEST,
+                  "must be an integer (int32), got a non-integer number");
+    expect_create("{\"spec\":{\"completions\":99999999999999999999999}}", JG_VERDICT_BAD_REQUEST,
+                  "is outside the int32 range");
+    /* unknown members may hold anything valid, and duplicates of keys not read are ignored */
+    expect_create("{\"spec\":{\"x\":[1,-0.5e+3,true,false,null,{\"y\":[[]]},\"\\u0000\"],\"x\":2}}",
+                  JG_VERDICT_ALLOWED, NULL);
+    /* trailing data */
+    enum jg_verdict v;
+    const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"u\",\"operation\":\"DELETE\",\"kind\":{}}} x";
+    const char *resp = admit_text(body, strlen(body), &v);
+    ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(resp, "end of input expected"));
+    /* NUL bytes outside strings */
+    char nul[] = "{\"a\":1}\0";
+    admit_text(nul, sizeof nul - 1, &v);
+    ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
+}
+END_TEST
+
+START_TEST(scanner_member_order_and_precedence)
+{
+    enum jg_verdict v;
+    /* object before operation and resource: decoded after the request is read */
+    const char *late = "{\"request\":{\"object\":{\"spec\":{\"managedBy\":\"x\"},"
+                       "\"metadata\":{\"name\":\"n\"}},\"uid\":\"u\",\"operation\":\"CREATE\","
+                       "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"}},"
+                       "\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\"}";
+    const char *resp = admit_text(late, strlen(late), &v);
+    ck_assert_int_eq(v, JG_VERDICT_DENIED);
+    ck_assert_ptr_nonnull(strstr(resp, "\"apiVersion\":\"admission.k8s.io/v1beta1\""));
+    ck_assert_ptr_nonnull(strstr(resp, "Job.batch \\\"n\\\" is invalid"));
+    /* a syntax error later in the body wins over an earlier type error */
+    const char *both = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\",\"resource\":"
+                       "{\"group\":\"batch\",\"resource\":\"jobs\"},\"object\":{\"spec\":"
+                       "{\"completions\":\"3\"}},\"x\":[}}";
+    resp = admit_text(both, strlen(both), &v);
+    ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(resp, "invalid JSON"));
+    /* a bad apiVersion after the request wins over a field error inside it */
+    const char *env = "{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u7\",\"operation\":\"CREATE\","
+                      "\"resource\":{\"group\":\"batch\",\"resource\":\"jobs\"},"
+                      "\"object\":{\"spec\":{\"completions\":\"3\"}}},\"apiVersion\":\"v9\"}";
+    resp = admit_text(env, strlen(env), &v);
+    ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(resp, "apiVersion: unsupported \\\"v9\\\""));
+    ck_assert_ptr_nonnull(strstr(resp, "\"uid\":\"u7\""));
+}
+END_TEST
+
 START_TEST(admit_error_echoes_uid)
 {
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
@@ -461,6 +577,8 @@ int main(void)
         {"render", render_escaping},      {"render", render_time},
         {"render", render_aggregate},     {"decode", decode_refusals},
         {"decode", decode_deep_nesting},  {"admit", admit_error_echoes_uid},
+        {"scanner", scanner_strings_and_numbers},
+        {"scanner", scanner_member_order_and_precedence},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);

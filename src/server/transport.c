@@ -464,7 +464,8 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
      * MHD_OptionItem.ptr_value cannot carry portably. */
     if (cfg->client_ca_pem) {
         g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_SOCK_ADDR, &addr,
+            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+            MHD_OPTION_SOCK_ADDR, &addr,
             MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
             cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
             MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
@@ -472,19 +473,18 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
             MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
             jg_tls_cert_callback, MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca_pem,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-            on_connection, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-            MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+            on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     } else {
         g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_SOCK_ADDR, &addr,
+            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+            MHD_OPTION_SOCK_ADDR, &addr,
             MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
             cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
             MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
             MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
             jg_tls_cert_callback, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-            mhd_logger, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP,
+            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP,
             1, MHD_OPTION_END);
     }
     if (!g_tls) {
@@ -494,10 +494,10 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
                  cfg->bind_address, cfg->port, cfg->tls_priorities);
         return false;
     }
-    g_ops = MHD_start_daemon(flags, 0, NULL, NULL, on_ops, NULL, MHD_OPTION_SOCK_ADDR, &ops_addr,
+    g_ops = MHD_start_daemon(flags, 0, NULL, NULL, on_ops, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+                             mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &ops_addr,
                              MHD_OPTION_CONNECTION_LIMIT, OPS_MAX_CONNECTIONS,
                              MHD_OPTION_CONNECTION_TIMEOUT, OPS_TIMEOUT_S,
-                             MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
                              MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     if (!g_ops) {
         MHD_stop_daemon(g_tls);
