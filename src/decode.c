@@ -145,11 +145,22 @@ static inline bool str_special(unsigned char c)
 
 /* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
  * body when it has no escapes, else an unescaped copy owned by the review. */
-static status_t string(struct scanner *sc, jg_str *out)
+static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
 {
     const char *s = ++sc->p; /* past '"' */
     bool escaped = false;
     for (;;) {
+        /* 8 bytes at a time while none is special (SWAR): the bulk of every review is long
+         * plain strings (managedFields, the last-applied annotation). */
+        while (sc->end - sc->p >= 8) {
+            uint64_t v;
+            memcpy(&v, sc->p, 8);
+            const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+            uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+            uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v) | v;
+            if (hit & high) break;
+            sc->p += 8;
+        }
         while (sc->p < sc->end && !str_special((unsigned char)*sc->p)) sc->p++;
         if (sc->p >= sc->end) return syntax(sc, "unterminated string");
         unsigned char c = (unsigned char)*sc->p;
@@ -173,8 +184,12 @@ static status_t string(struct scanner *sc, jg_str *out)
                 }
                 continue;
             }
-            if (!strchr("\"\\/bfnrt", e) || e == '\0') return syntax(sc, "invalid escape in a string");
-            sc->p += 2;
+            switch (e) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                sc->p += 2;
+                break;
+            default: return syntax(sc, "invalid escape in a string");
+            }
             continue;
         }
         uint32_t r;
@@ -183,6 +198,7 @@ static status_t string(struct scanner *sc, jg_str *out)
         sc->p += w;
     }
     const char *e = sc->p++; /* past closing '"' */
+    if (had_escape) *had_escape = escaped;
     if (!out) return JG_DECODE_OK;
     if (!escaped) {
         *out = (jg_str){s, (size_t)(e - s)};
@@ -240,6 +256,11 @@ static status_t string(struct scanner *sc, jg_str *out)
     buf[n] = '\0';
     *out = (jg_str){buf, n};
     return JG_DECODE_OK;
+}
+
+static status_t string(struct scanner *sc, jg_str *out)
+{
+    return string_at(sc, out, NULL);
 }
 
 enum num_kind { NUM_INT, NUM_BIG_INT, NUM_REAL };
@@ -329,10 +350,11 @@ static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char ke
     /* Keys are only compared: an escaped key (rare) is unescaped into keybuf, truncated, since
      * a long key cannot match any the decoder reads. */
     const char *ks = sc->p + 1;
-    TRY(string(sc, NULL));
+    bool escaped;
+    TRY(string_at(sc, NULL, &escaped));
     const char *ke = sc->p - 1;
     *key = (jg_str){ks, (size_t)(ke - ks)};
-    if (memchr(ks, '\\', key->n)) {
+    if (escaped) {
         size_t n = 0;
         for (const char *q = ks; q < ke && n < KEY_MAX - 4;) {
             if (*q != '\\') {
@@ -427,6 +449,19 @@ static status_t validate_document(const char *body, size_t len, const char *what
     ws(&sc);
     if (sc.p != sc.end) return syntax(&sc, "end of input expected after the JSON value");
     return JG_DECODE_OK;
+}
+
+/* Field paths for messages ("request.object.status"): built on every member visited, so plain
+ * copies rather than snprintf. Truncated to fit; real paths are far shorter. */
+#define PATH_MAX_LEN 160
+
+static void join_path(char out[PATH_MAX_LEN], const char *base, const char *child)
+{
+    size_t b = strnlen(base, 100), c = strnlen(child, PATH_MAX_LEN - 102);
+    memcpy(out, base, b);
+    out[b] = '.';
+    memcpy(out + b + 1, child, c);
+    out[b + 1 + c] = '\0';
 }
 
 /* ---- typed readers: the cursor is at a member value ---- */
@@ -615,8 +650,9 @@ static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_jo
         if (!more) return JG_DECODE_OK;
         if (sc->p >= sc->end) return syntax(sc, "value expected");
         if (is_null(sc)) continue;
-        char cpath[160];
-        snprintf(cpath, sizeof cpath, "%.100s.conditions[%zu]", path, i);
+        char cpath[PATH_MAX_LEN], idx[24];
+        snprintf(idx, sizeof idx, "conditions[%zu]", i);
+        join_path(cpath, path, idx);
         if (*sc->p != '{') return fail(sc->err, "%s: must be an object, got %s", cpath, type_name(sc));
         struct agg o;
         TRY(enter(sc, &o));
@@ -726,8 +762,8 @@ static status_t status_member(struct scanner *sc, void *ctx, int which)
         bool present;
         TRY(rd_object(sc, path, key, &a, &present));
         if (!present) return JG_DECODE_OK;
-        char upath[160];
-        snprintf(upath, sizeof upath, "%.100s.uncountedTerminatedPods", path);
+        char upath[PATH_MAX_LEN];
+        join_path(upath, path, "uncountedTerminatedPods");
         st->uncounted_set = true;
         static const char *const names[] = {"succeeded", "failed"};
         struct uncounted_ctx u = {upath, st};
@@ -788,8 +824,8 @@ static status_t cron_member(struct scanner *sc, void *ctx, int which)
     bool present;
     TRY(rd_object(sc, c->path, keys[c->level], &a, &present));
     if (!present) return JG_DECODE_OK;
-    char sub[160];
-    snprintf(sub, sizeof sub, "%.100s.%s", c->path, keys[c->level]);
+    char sub[PATH_MAX_LEN];
+    join_path(sub, c->path, keys[c->level]);
     struct cron_ctx next = {sub, c->sp, c->level + 1};
     const char *name = c->level == 0 ? "spec" : "managedBy";
     return members(sc, &a, &name, 1, cron_member, &next);
@@ -808,8 +844,8 @@ static status_t name_member(struct scanner *sc, void *ctx, int which)
 {
     struct object_ctx *c = ctx;
     (void)which;
-    char path[160];
-    snprintf(path, sizeof path, "%.100s.metadata", c->path);
+    char path[PATH_MAX_LEN];
+    join_path(path, c->path, "metadata");
     jg_opt_str name;
     TRY(rd_str(sc, path, "name", &name));
     c->job->name = name.s;
@@ -822,7 +858,7 @@ static status_t object_member(struct scanner *sc, void *ctx, int which)
     const char *path = c->path;
     struct agg a;
     bool present;
-    char sub[160];
+    char sub[PATH_MAX_LEN];
     if (which == OB_STATUS && c->target == JG_TARGET_CRONJOB) return skip_value(sc); /* unread */
     if (which == OB_KIND) {
         jg_opt_str kind;
@@ -835,7 +871,7 @@ static status_t object_member(struct scanner *sc, void *ctx, int which)
     }
     TRY(rd_object(sc, path, object_names[which], &a, &present));
     if (!present) return JG_DECODE_OK;
-    snprintf(sub, sizeof sub, "%.100s.%s", path, object_names[which]);
+    join_path(sub, path, object_names[which]);
     if (which == OB_METADATA) {
         static const char *const names[] = {"name"};
         return members(sc, &a, names, 1, name_member, c);
