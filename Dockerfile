@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# jobguard container image.
+#
+#   docker build -t jobguard:0.1.0 .
+#
+# There is no Docker engine on the project's machines, so this file is not built in CI.
+# Its build steps mirror .ci/run: the same Debian release, the build packages of .ci/deps, and
+# the same meson setup and ninja commands, minus the tests. Keep them in step.
+
+# ---- build -------------------------------------------------------------------
+FROM debian:bookworm AS build
+# libc6-dev is only a Recommends of gcc, so it is named here because of --no-install-recommends.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev libssl-dev check gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN meson setup build --buildtype=release -Dtests=false \
+ && ninja -C build \
+ && install -D -m 0755 build/src/jobguard /out/usr/local/bin/jobguard \
+ && /out/usr/local/bin/jobguard --version
+
+# ---- runtime -------------------------------------------------------------------
+# Only the shared libraries jobguard links (libmicrohttpd with GnuTLS for the wire, OpenSSL
+# for certificate handling, jansson) and CA certificates. No shell is needed at runtime: the chart calls the binary
+# directly, probes are HTTP, and shutdown is handled by jobguard on SIGTERM.
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libgnutls30 libjansson4 libssl3 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/usr/local/bin/jobguard /usr/local/bin/jobguard
+# 65532 is the conventional "nonroot" UID (distroless); the chart runs the pod as 65532 too.
+USER 65532:65532
+EXPOSE 9443 8080
+ENTRYPOINT ["/usr/local/bin/jobguard", "serve"]

@@ -1,0 +1,694 @@
+// Chart assertions for charts/jobguard. Run by run.sh:
+//
+//   node checks.mjs --chart DIR --work DIR (--renderer PATH | --helm) [--ca-bundle-file F] [-v]
+//
+// Renders the chart for the default values, each certificate mode and each toggle, validates
+// every rendered document (validate.mjs), checks the values schema (ajv, as Helm does with
+// values.schema.json) and asserts the content. Each assertion is a named check; one line is
+// printed per failed check (all with -v), then "N passed, M failed[, K skipped]".
+// Exit status 1 on any failure.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { isDeepStrictEqual } from 'node:util';
+import yaml from 'js-yaml';
+import Ajv from 'ajv';
+import { loadDocs, validateDoc, docId } from './validate.mjs';
+
+// ---------------------------------------------------------------- arguments
+const argv = process.argv.slice(2);
+const opt = { verbose: false };
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === '-v') opt.verbose = true;
+  else if (a === '--helm') opt.helm = true;
+  else if (['--chart', '--work', '--renderer', '--ca-bundle-file'].includes(a)) opt[a.slice(2).replace(/-(.)/g, (_, c) => c.toUpperCase())] = argv[++i];
+  else { console.error(`checks.mjs: unknown argument ${a}`); process.exit(2); }
+}
+if (!opt.chart || !opt.work || (!opt.renderer && !opt.helm)) {
+  console.error('usage: node checks.mjs --chart DIR --work DIR (--renderer PATH | --helm) [--ca-bundle-file F] [-v]');
+  process.exit(2);
+}
+fs.mkdirSync(opt.work, { recursive: true });
+
+// ---------------------------------------------------------------- check bookkeeping
+class Ctx {
+  constructor() { this.passed = 0; this.failed = 0; this.skipped = 0; this.failures = []; }
+  check(name, cond, detail = '') {
+    if (cond) {
+      this.passed++;
+      if (opt.verbose && this === main) console.log(`ok   ${name}`);
+    } else {
+      this.failed++;
+      this.failures.push(name);
+      if (this === main) console.log(`FAIL ${name}${detail ? `: ${detail}` : ''}`);
+    }
+    return !!cond;
+  }
+  skip(name, why) {
+    this.skipped++;
+    if (opt.verbose && this === main) console.log(`skip ${name}: ${why}`);
+  }
+}
+const main = new Ctx();
+
+// ---------------------------------------------------------------- rendering
+const schema = JSON.parse(fs.readFileSync(path.join(opt.chart, 'values.schema.json'), 'utf8'));
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateValues = ajv.compile(schema);
+const currentValidate = { fn: validateValues };
+let seq = 0;
+
+/**
+ * Render the chart. o: {values (object, passed with -f), set: [..], name, namespace, upgrade,
+ * lookup: [objects], kubeVersion}. Returns {ok, docs, err, notes}.
+ */
+function render(o = {}) {
+  const id = `r${++seq}`;
+  const name = o.name ?? 'jobguard';
+  const ns = o.namespace ?? 'default';
+  const args = [];
+  if (o.values) {
+    const f = path.join(opt.work, `${id}-values.yaml`);
+    fs.writeFileSync(f, yaml.dump(o.values));
+    args.push('-f', f);
+  }
+  for (const s of o.set || []) args.push('--set', s);
+  const kube = o.kubeVersion ?? '1.30.0';
+  let r;
+  if (opt.helm) {
+    if (o.lookup) return { skipped: 'helm template cannot simulate lookup of cluster objects' };
+    r = spawnSync('helm', ['template', name, opt.chart, '--namespace', ns, '--kube-version', kube,
+      ...(o.upgrade ? ['--is-upgrade'] : []), ...args], { encoding: 'utf8' });
+    if (r.status !== 0) return { ok: false, err: r.stderr || r.stdout };
+  } else {
+    const valuesOut = path.join(opt.work, `${id}-merged.json`);
+    if (o.lookup) {
+      const lf = path.join(opt.work, `${id}-lookup.yaml`);
+      fs.writeFileSync(lf, o.lookup.map((x) => yaml.dump(x)).join('---\n'));
+      args.push('--lookup-file', lf);
+    }
+    r = spawnSync(opt.renderer, ['--name', name, '--namespace', ns, '--kube-version', kube, '--notes',
+      '--values-out', valuesOut, ...(o.upgrade ? ['--is-upgrade'] : []), ...args, opt.chart], { encoding: 'utf8' });
+    // Helm validates the coalesced values against values.schema.json before rendering.
+    if (fs.existsSync(valuesOut)) {
+      const vals = JSON.parse(fs.readFileSync(valuesOut, 'utf8'));
+      const validate = currentValidate.fn;
+      if (!validate(vals)) {
+        const msg = validate.errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+        return { ok: false, err: `values don't meet the specifications of the schema(s): ${msg}` };
+      }
+    }
+    if (r.status !== 0) return { ok: false, err: r.stderr };
+  }
+  let docs;
+  try {
+    docs = loadDocs(r.stdout);
+  } catch (e) {
+    return { ok: false, err: `rendered YAML does not parse: ${e.message}` };
+  }
+  return { ok: true, docs, notes: opt.helm ? null : r.stderr };
+}
+
+// ---------------------------------------------------------------- helpers
+const find = (docs, kind, pred = () => true) => docs.filter((d) => d.kind === kind && pred(d));
+const one = (docs, kind, pred) => { const l = find(docs, kind, pred); return l.length === 1 ? l[0] : undefined; };
+const eq = (a, b) => isDeepStrictEqual(a, b);
+const sorted = (a) => [...(a || [])].sort();
+const b64 = (s) => Buffer.from(s, 'base64').toString('utf8');
+const argVal = (args, flag) => { const i = (args || []).indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
+const selects = (selector, labels) => !!selector && Object.keys(selector).length > 0 &&
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+const mainContainer = (dep) => dep?.spec?.template?.spec?.containers?.find((c) => c.name === 'jobguard');
+const webhookDoc = (docs) => one(docs, 'ValidatingWebhookConfiguration');
+const wh = (docs, name) => webhookDoc(docs)?.webhooks?.find((w) => w.name === name);
+const STATUS_EXPR = "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'";
+
+function x509(pem) {
+  try { return new crypto.X509Certificate(pem); } catch { return null; }
+}
+
+/** Render, requiring success; validates every document against the schemas. */
+function renderOk(ctx, label, o) {
+  const r = render(o);
+  if (r.skipped) { ctx.skip(`${label}: renders`, r.skipped); return null; }
+  if (!ctx.check(`${label}: renders`, r.ok, r.err?.trim())) return null;
+  for (const d of r.docs) {
+    const errs = validateDoc(d);
+    ctx.check(`${label}: ${docId(d)} passes schema validation`, errs.length === 0, errs.join('; '));
+  }
+  return r;
+}
+
+function renderFails(ctx, label, o, re) {
+  const r = render(o);
+  if (r.skipped) { ctx.skip(label, r.skipped); return; }
+  ctx.check(label, !r.ok && re.test(r.err || ''), r.ok ? 'rendered, but must fail' : `wrong error: ${r.err?.trim().slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------- assertion groups
+/** Everything that must hold for any rendering with default server/webhook values. */
+function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default', fullname = 'jobguard' } = {}) {
+  const c = (n, cond, d) => ctx.check(`${label}: ${n}`, cond, d);
+  const dep = one(docs, 'Deployment');
+  c('one Deployment', !!dep);
+  if (!dep) return;
+  const pod = dep.spec.template.spec;
+  const podLabels = dep.spec.template.metadata?.labels || {};
+  const ctr = mainContainer(dep);
+  c('container jobguard exists', !!ctr);
+  if (!ctr) return;
+  const args = ctr.args || [];
+  c('Deployment name is the fullname', dep.metadata.name === fullname, dep.metadata.name);
+  c('everything is in the release namespace',
+    docs.filter((d) => d.kind !== 'ValidatingWebhookConfiguration').every((d) => d.metadata.namespace === namespace),
+    docs.map((d) => `${docId(d)}@${d.metadata.namespace}`).join(' '));
+  c('selector selects the pod template', selects(dep.spec.selector?.matchLabels, podLabels));
+  c('replicas 2', dep.spec.replicas === 2, String(dep.spec.replicas));
+  c('rolling update maxUnavailable 0', dep.spec.strategy?.type === 'RollingUpdate' && dep.spec.strategy?.rollingUpdate?.maxUnavailable === 0,
+    JSON.stringify(dep.spec.strategy));
+  c('rolling update maxSurge >= 1', (dep.spec.strategy?.rollingUpdate?.maxSurge ?? 0) >= 1);
+  const tsc = pod.topologySpreadConstraints || [];
+  c('spread over nodes (topology spread on hostname selecting the pods)',
+    tsc.some((t) => t.topologyKey === 'kubernetes.io/hostname' && selects(t.labelSelector?.matchLabels, podLabels)),
+    JSON.stringify(tsc));
+  // Command line
+  c('command is /usr/local/bin/jobguard serve', eq(ctr.command, ['/usr/local/bin/jobguard']) && args[0] === 'serve',
+    JSON.stringify([ctr.command, args[0]]));
+  c('--tls-cert-file /tls/tls.crt', argVal(args, '--tls-cert-file') === '/tls/tls.crt');
+  c('--tls-private-key-file /tls/tls.key', argVal(args, '--tls-private-key-file') === '/tls/tls.key');
+  c('--log-format json', argVal(args, '--log-format') === 'json');
+  c('--log-level info', argVal(args, '--log-level') === 'info');
+  c('--service-name is the Service DNS name', argVal(args, '--service-name') === `${fullname}.${namespace}.svc`, argVal(args, '--service-name'));
+  c('flags alternate with their values', args.length % 2 === 1 && args.slice(1).every((a, i) => (i % 2 === 0) === a.startsWith('--')),
+    JSON.stringify(args));
+  const port = Number(argVal(args, '--port'));
+  const opsPort = Number(argVal(args, '--ops-port'));
+  const ports = Object.fromEntries((ctr.ports || []).map((p) => [p.name, p.containerPort]));
+  c('--port 9443 matches containerPort webhook', port === 9443 && ports.webhook === 9443, JSON.stringify(ports));
+  c('--ops-port 8080 matches containerPort metrics', opsPort === 8080 && ports.metrics === 8080);
+  // Probes on the ops port
+  const probePort = (p) => (typeof p === 'string' ? ports[p] : p);
+  c('readiness probe GET /readyz on the ops port', ctr.readinessProbe?.httpGet?.path === '/readyz' &&
+    probePort(ctr.readinessProbe.httpGet.port) === opsPort && !ctr.readinessProbe.httpGet.scheme);
+  c('liveness probe GET /healthz on the ops port', ctr.livenessProbe?.httpGet?.path === '/healthz' &&
+    probePort(ctr.livenessProbe.httpGet.port) === opsPort);
+  // Shutdown
+  const delay = Number(argVal(args, '--shutdown-delay'));
+  const drain = Number(argVal(args, '--drain-timeout'));
+  c('--shutdown-delay 5 and --drain-timeout 10', delay === 5 && drain === 10, `${delay} ${drain}`);
+  c('terminationGracePeriodSeconds > shutdown delay + drain timeout',
+    pod.terminationGracePeriodSeconds > delay + drain, `${pod.terminationGracePeriodSeconds} vs ${delay}+${drain}`);
+  // PSS restricted
+  const psc = pod.securityContext || {};
+  const sc = ctr.securityContext || {};
+  const nonRoot = (sc.runAsNonRoot ?? psc.runAsNonRoot) === true;
+  const uid = sc.runAsUser ?? psc.runAsUser;
+  c('runAsNonRoot with UID 65532', nonRoot && uid === 65532, `${nonRoot} ${uid}`);
+  c('readOnlyRootFilesystem', sc.readOnlyRootFilesystem === true);
+  c('allowPrivilegeEscalation false', sc.allowPrivilegeEscalation === false);
+  c('not privileged', sc.privileged !== true);
+  c('capabilities drop ALL, add none', eq(sc.capabilities?.drop, ['ALL']) && !(sc.capabilities?.add?.length));
+  c('seccomp RuntimeDefault', (sc.seccompProfile?.type ?? psc.seccompProfile?.type) === 'RuntimeDefault');
+  c('no host namespaces', !pod.hostNetwork && !pod.hostPID && !pod.hostIPC);
+  c('automountServiceAccountToken false on the pod', pod.automountServiceAccountToken === false);
+  const sa = one(docs, 'ServiceAccount');
+  c('ServiceAccount exists, is used, and does not automount a token',
+    !!sa && pod.serviceAccountName === sa.metadata.name && sa.automountServiceAccountToken === false);
+  c('no RBAC objects', docs.every((d) => !/^(Cluster)?Role(Binding)?$/.test(d.kind)));
+  c('resources: requests set, memory limit set, no CPU limit',
+    !!ctr.resources?.requests?.cpu && !!ctr.resources?.requests?.memory && !!ctr.resources?.limits?.memory && !ctr.resources?.limits?.cpu,
+    JSON.stringify(ctr.resources));
+  // TLS volume
+  const mount = (ctr.volumeMounts || []).find((m) => m.mountPath === '/tls');
+  const vol = (pod.volumes || []).find((v) => v.name === mount?.name);
+  c('TLS Secret mounted read-only at /tls', !!mount && mount.readOnly === true && !!vol?.secret?.secretName);
+  c('TLS mount has no subPath (a rotated Secret reaches the pod)', (ctr.volumeMounts || []).every((m) => !m.subPath));
+  c('the CA key is not mounted', !!vol && Array.isArray(vol.secret?.items) && vol.secret.items.every((i) => !/ca\.key/.test(i.key)) &&
+    sorted(vol.secret.items.map((i) => i.path)).join() === 'tls.crt,tls.key', JSON.stringify(vol?.secret?.items));
+  c('Secret files readable by fsGroup (mode 0440 needs fsGroup)',
+    (vol?.secret?.defaultMode ?? 0o644) & 0o004 || Number.isInteger(psc.fsGroup), `${vol?.secret?.defaultMode} ${psc.fsGroup}`);
+  // Services
+  const svc = one(docs, 'Service', (s) => s.metadata.name === fullname);
+  c('webhook Service 443 -> webhook port', !!svc && svc.spec.ports.length === 1 && svc.spec.ports[0].port === 443 &&
+    (svc.spec.ports[0].targetPort === 'webhook' || svc.spec.ports[0].targetPort === 9443), JSON.stringify(svc?.spec?.ports));
+  c('webhook Service selects the pods', selects(svc?.spec?.selector, podLabels));
+  const msvc = one(docs, 'Service', (s) => s.metadata.name === `${fullname}-metrics`);
+  c('metrics Service on the ops port', !!msvc && msvc.spec.ports.some((p) => p.port === 8080 &&
+    (p.targetPort === 'metrics' || p.targetPort === 8080)) && selects(msvc.spec.selector, podLabels));
+  // Webhook configuration
+  const vwc = webhookDoc(docs);
+  c('one ValidatingWebhookConfiguration', !!vwc);
+  if (!vwc) return;
+  c('VWC is cluster-scoped (no namespace)', !vwc.metadata.namespace);
+  const w1 = wh(docs, 'jobs.jobguard.io');
+  const w2 = wh(docs, 'jobs-status.jobguard.io');
+  c('two webhooks jobs.jobguard.io and jobs-status.jobguard.io', vwc.webhooks.length === 2 && !!w1 && !!w2,
+    JSON.stringify(vwc.webhooks.map((w) => w.name)));
+  if (!w1 || !w2) return;
+  c('jobs webhook rule: batch/v1 jobs+cronjobs CREATE/UPDATE', w1.rules.length === 1 && eq(w1.rules[0].apiGroups, ['batch']) &&
+    eq(w1.rules[0].apiVersions, ['v1']) && eq(sorted(w1.rules[0].operations), ['CREATE', 'UPDATE']) &&
+    eq(sorted(w1.rules[0].resources), ['cronjobs', 'jobs']), JSON.stringify(w1.rules));
+  c('status webhook rule: batch/v1 jobs/status UPDATE only', w2.rules.length === 1 && eq(w2.rules[0].apiGroups, ['batch']) &&
+    eq(w2.rules[0].apiVersions, ['v1']) && eq(w2.rules[0].operations, ['UPDATE']) && eq(w2.rules[0].resources, ['jobs/status']),
+  JSON.stringify(w2.rules));
+  c('jobs webhook failurePolicy Fail', w1.failurePolicy === 'Fail');
+  c('status webhook failurePolicy Ignore', w2.failurePolicy === 'Ignore');
+  c('status webhook matchConditions: external-managed-by only', eq(w2.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }]),
+    JSON.stringify(w2.matchConditions));
+  c('jobs webhook has no matchConditions by default', !w1.matchConditions || w1.matchConditions.length === 0);
+  for (const [n, w] of [['jobs', w1], ['status', w2]]) {
+    c(`${n} webhook sideEffects None`, w.sideEffects === 'None');
+    c(`${n} webhook admissionReviewVersions [v1, v1beta1]`, eq(w.admissionReviewVersions, ['v1', 'v1beta1']));
+    c(`${n} webhook matchPolicy Equivalent`, w.matchPolicy === 'Equivalent');
+    c(`${n} webhook timeoutSeconds 5`, w.timeoutSeconds === 5);
+    c(`${n} webhook scope Namespaced`, w.rules.every((r) => r.scope === 'Namespaced'));
+    c(`${n} webhook calls the webhook Service at /validate`, w.clientConfig?.service?.name === fullname &&
+      w.clientConfig.service.namespace === namespace && w.clientConfig.service.path === '/validate' &&
+      (w.clientConfig.service.port ?? 443) === svc?.spec?.ports?.[0]?.port && !w.clientConfig.url, JSON.stringify(w.clientConfig?.service));
+    const exprs = w.namespaceSelector?.matchExpressions || [];
+    const notIn = exprs.find((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn');
+    c(`${n} webhook namespaceSelector excludes kube-system and ${namespace}`, !!notIn &&
+      eq(sorted(notIn.values), sorted([...new Set(['kube-system', namespace])])), JSON.stringify(w.namespaceSelector));
+    c(`${n} webhook has no objectSelector by default`, !w.objectSelector || Object.keys(w.objectSelector).length === 0);
+  }
+  // helm test hook
+  const test = one(docs, 'Pod', (p) => p.metadata.annotations?.['helm.sh/hook'] === 'test');
+  c('helm test hook pod exists', !!test);
+  if (test) {
+    const tc = test.spec.containers[0];
+    const env = Object.fromEntries((tc.env || []).map((e) => [e.name, e.value]));
+    c('test pod uses curlimages/curl', /^curlimages\/curl:/.test(tc.image), tc.image);
+    c('test pod posts to the webhook Service', env.URL === `https://${fullname}.${namespace}.svc:443/validate?timeout=5s`, env.URL);
+    let review;
+    try { review = JSON.parse(env.REVIEW); } catch { review = null; }
+    c('test AdmissionReview is a v1 Job CREATE with managedBy Acme.io/foo', review?.apiVersion === 'admission.k8s.io/v1' &&
+      review.kind === 'AdmissionReview' && review.request?.operation === 'CREATE' && review.request?.kind?.kind === 'Job' &&
+      review.request?.object?.spec?.managedBy === 'Acme.io/foo' && !!review.request.uid);
+    const script = (tc.command || []).join('\n') + (tc.args || []).join('\n');
+    c('test pod expects HTTP 200, the uid and allowed false', /"allowed": \*false/.test(script) && /= 200/.test(script) &&
+      script.includes(review?.request?.uid ?? '@@'));
+    c('test pod verifies TLS (no -k/--insecure)', /--cacert/.test(script) && !/\s(-k|--insecure)\s/.test(script));
+    c('test pod is PSS restricted', test.spec.automountServiceAccountToken === false && tc.securityContext?.allowPrivilegeEscalation === false &&
+      eq(tc.securityContext?.capabilities?.drop, ['ALL']) && test.spec.securityContext?.runAsNonRoot === true &&
+      test.spec.securityContext?.seccompProfile?.type === 'RuntimeDefault');
+  }
+  return { dep, pod, ctr, args, vol, vwc, w1, w2, test };
+}
+
+function certChecks(ctx, label, secret, caBundle, { fullname = 'jobguard', namespace = 'default' } = {}) {
+  const c = (n, cond, d) => ctx.check(`${label}: ${n}`, cond, d);
+  const caPem = b64(secret.data['ca.crt'] || '');
+  const ca = x509(caPem);
+  const leaf = x509(b64(secret.data['tls.crt'] || ''));
+  let key;
+  try { key = crypto.createPrivateKey(b64(secret.data['tls.key'] || '')); } catch { key = null; }
+  c('Secret has ca.crt, tls.crt, tls.key that parse', !!ca && !!leaf && !!key);
+  if (!ca || !leaf || !key) return {};
+  c('caBundle equals the CA in the Secret', caBundle === secret.data['ca.crt'], 'caBundle differs from Secret ca.crt');
+  c('CA is a CA', ca.ca === true);
+  c('serving certificate is signed by the CA', leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
+  c('tls.key matches tls.crt', leaf.checkPrivateKey(key));
+  c('keys are ECDSA P-256', ca.publicKey.asymmetricKeyDetails?.namedCurve === 'prime256v1' &&
+    leaf.publicKey.asymmetricKeyDetails?.namedCurve === 'prime256v1');
+  const want = [fullname, `${fullname}.${namespace}`, `${fullname}.${namespace}.svc`, `${fullname}.${namespace}.svc.cluster.local`];
+  const sans = (leaf.subjectAltName || '').split(', ').map((s) => s.replace(/^DNS:/, ''));
+  c('serving certificate SANs are the Service names', eq(sorted(sans), sorted(want)), leaf.subjectAltName);
+  const days = (x) => (new Date(x.validTo) - new Date(x.validFrom)) / 86400e3;
+  c('serving certificate valid ~365 days', Math.abs(days(leaf) - 365) < 2, String(days(leaf)));
+  c('CA valid ~3650 days', Math.abs(days(ca) - 3650) < 2, String(days(ca)));
+  const na = Number(secret.metadata.annotations?.['jobguard.io/serving-cert-not-after']);
+  c('not-after annotation matches tls.crt', Math.abs(na * 1000 - new Date(leaf.validTo)) < 120e3, `${na} vs ${leaf.validTo}`);
+  return { ca, leaf };
+}
+
+// ---------------------------------------------------------------- scenarios
+function scenarios(ctx) {
+  const c = (n, cond, d) => ctx.check(n, cond, d);
+
+  // 1. defaults (helm certificate mode)
+  const def = renderOk(ctx, 'default', {});
+  if (def) {
+    const docs = def.docs;
+    const core = assertCore(ctx, 'default', docs);
+    const kinds = sorted(docs.map((d) => d.kind));
+    c('default: objects are Deployment, PDB, Pod(test), Secret, 2 Services, ServiceAccount, VWC',
+      eq(kinds, sorted(['Deployment', 'PodDisruptionBudget', 'Pod', 'Secret', 'Service', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration'])),
+      kinds.join());
+    const pdb = one(docs, 'PodDisruptionBudget');
+    c('default: PDB minAvailable 1 selecting the pods', pdb?.spec?.minAvailable === 1 &&
+      selects(pdb.spec.selector?.matchLabels, core?.dep?.spec?.template?.metadata?.labels));
+    const secret = one(docs, 'Secret');
+    c('default: TLS Secret is kubernetes.io/tls and mounted by the pods', secret?.type === 'kubernetes.io/tls' &&
+      core?.vol?.secret?.secretName === secret.metadata.name, `${secret?.type} ${core?.vol?.secret?.secretName}`);
+    if (secret && core?.w1) {
+      c('default: both webhooks carry the same caBundle', !!core.w1.clientConfig.caBundle &&
+        core.w1.clientConfig.caBundle === core.w2.clientConfig.caBundle);
+      certChecks(ctx, 'default certs', secret, core.w1.clientConfig.caBundle);
+      c('default: test pod verifies with ca.crt of the TLS Secret', core.test?.spec?.volumes?.some((v) =>
+        v.secret?.secretName === secret.metadata.name && v.secret.items?.some((i) => i.key === 'ca.crt')));
+    }
+    c('default: no NetworkPolicy, ServiceMonitor or cert-manager objects',
+      docs.every((d) => !['NetworkPolicy', 'ServiceMonitor', 'Certificate', 'Issuer'].includes(d.kind)));
+    if (def.notes !== null) c('default: NOTES.txt renders', /jobguard .* is installed/.test(def.notes || ''), def.notes);
+  }
+
+  // 2. another release name and namespace
+  const other = renderOk(ctx, 'release prod in jobguard-system', { name: 'prod', namespace: 'jobguard-system' });
+  if (other) {
+    const core = assertCore(ctx, 'release prod', other.docs, { name: 'prod', namespace: 'jobguard-system', fullname: 'prod-jobguard' });
+    const secret = one(other.docs, 'Secret');
+    if (secret && core?.w1) certChecks(ctx, 'release prod certs', secret, core.w1.clientConfig.caBundle, { fullname: 'prod-jobguard', namespace: 'jobguard-system' });
+  }
+
+  // 3. certificate mode certManager (self-signed CA chain made by the chart)
+  const cm = renderOk(ctx, 'certManager', { values: { certificates: { mode: 'certManager' } } });
+  if (cm) {
+    const docs = cm.docs;
+    const core = assertCore(ctx, 'certManager', docs);
+    c('certManager: the chart renders no Secret', find(docs, 'Secret').length === 0);
+    const issuers = find(docs, 'Issuer');
+    const certs = find(docs, 'Certificate');
+    const serving = certs.find((x) => !x.spec.isCA);
+    const caCert = certs.find((x) => x.spec.isCA === true);
+    c('certManager: self-signed Issuer, CA Certificate, CA Issuer, serving Certificate',
+      issuers.some((i) => i.spec.selfSigned) && issuers.some((i) => i.spec.ca?.secretName === caCert?.spec?.secretName) &&
+      !!caCert && !!serving && issuers.some((i) => i.spec.selfSigned && i.metadata.name === caCert.spec.issuerRef.name));
+    c('certManager: serving Certificate is issued by the CA Issuer', issuers.some((i) => i.spec.ca &&
+      i.metadata.name === serving?.spec?.issuerRef?.name && (serving.spec.issuerRef.kind ?? 'Issuer') === 'Issuer'));
+    c('certManager: serving Certificate writes the Secret the pods mount', serving?.spec?.secretName === core?.vol?.secret?.secretName);
+    c('certManager: serving Certificate names the Service', eq(sorted(serving?.spec?.dnsNames),
+      sorted(['jobguard', 'jobguard.default', 'jobguard.default.svc', 'jobguard.default.svc.cluster.local'])));
+    c('certManager: ECDSA P-256 keys', certs.every((x) => x.spec.privateKey?.algorithm === 'ECDSA' && x.spec.privateKey?.size === 256));
+    c('certManager: cert-manager objects use cert-manager.io/v1', [...issuers, ...certs].every((x) => x.apiVersion === 'cert-manager.io/v1'));
+    const ann = core?.vwc?.metadata?.annotations?.['cert-manager.io/inject-ca-from'];
+    c('certManager: VWC has the CA injector annotation for the serving Certificate', ann === `default/${serving?.metadata?.name}`, ann);
+    c('certManager: no caBundle in clientConfig (cert-manager injects it)', core?.vwc?.webhooks?.every((w) => !w.clientConfig.caBundle));
+  }
+  const cmRef = renderOk(ctx, 'certManager with issuerRef', {
+    values: { certificates: { mode: 'certManager', certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } } } },
+  });
+  if (cmRef) {
+    c('certManager with issuerRef: no Issuer objects, one Certificate using the ClusterIssuer',
+      find(cmRef.docs, 'Issuer').length === 0 && find(cmRef.docs, 'Certificate').length === 1 &&
+      eq(one(cmRef.docs, 'Certificate')?.spec?.issuerRef, { group: 'cert-manager.io', kind: 'ClusterIssuer', name: 'corp-ca' }));
+  }
+
+  // 4. certificate mode existingSecret (caBundle from certs/generate.sh when run.sh provides it)
+  const bundle = opt.caBundleFile ? fs.readFileSync(opt.caBundleFile, 'utf8').trim()
+    : Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
+  const ex = renderOk(ctx, 'existingSecret', { values: { certificates: { mode: 'existingSecret', existingSecret: { name: 'my-tls', caBundle: bundle } } } });
+  if (ex) {
+    const core = assertCore(ctx, 'existingSecret', ex.docs);
+    c('existingSecret: the chart renders no Secret and no cert-manager objects',
+      ex.docs.every((d) => !['Secret', 'Certificate', 'Issuer'].includes(d.kind)));
+    c('existingSecret: pods mount the user Secret', core?.vol?.secret?.secretName === 'my-tls', core?.vol?.secret?.secretName);
+    c('existingSecret: both webhooks carry the given caBundle', core?.vwc?.webhooks?.every((w) => w.clientConfig.caBundle === bundle));
+    const env = Object.fromEntries((core?.test?.spec?.containers?.[0]?.env || []).map((e) => [e.name, e.value]));
+    c('existingSecret: test pod verifies with the given caBundle', env.CA_BUNDLE === bundle &&
+      !(core?.test?.spec?.volumes || []).some((v) => v.secret));
+    if (opt.caBundleFile) c('existingSecret: caBundle from certs/generate.sh is a PEM CA', x509(b64(bundle))?.ca === true);
+  }
+  renderFails(ctx, 'existingSecret without caBundle fails (required)',
+    { values: { certificates: { mode: 'existingSecret', existingSecret: { name: 'my-tls' } } } }, /caBundle is required/);
+  renderFails(ctx, 'existingSecret without name fails (required)',
+    { values: { certificates: { mode: 'existingSecret', existingSecret: { caBundle: bundle } } } }, /existingSecret\.name is required/);
+
+  // 5. toggles
+  const sm = renderOk(ctx, 'serviceMonitor', { values: { metrics: { serviceMonitor: { enabled: true, labels: { release: 'kps' } } } } });
+  if (sm) {
+    const mon = one(sm.docs, 'ServiceMonitor');
+    const msvc = one(sm.docs, 'Service', (s) => s.metadata.name === 'jobguard-metrics');
+    const wsvc = one(sm.docs, 'Service', (s) => s.metadata.name === 'jobguard');
+    c('serviceMonitor: one monitoring.coreos.com/v1 ServiceMonitor', mon?.apiVersion === 'monitoring.coreos.com/v1');
+    c('serviceMonitor: selects the metrics Service only', selects(mon?.spec?.selector?.matchLabels, msvc?.metadata?.labels) &&
+      !selects(mon?.spec?.selector?.matchLabels, wsvc?.metadata?.labels));
+    c('serviceMonitor: scrapes the metrics port at /metrics every 30s', mon?.spec?.endpoints?.[0]?.port === msvc?.spec?.ports?.[0]?.name &&
+      mon.spec.endpoints[0].path === '/metrics' && mon.spec.endpoints[0].interval === '30s');
+    c('serviceMonitor: extra labels', mon?.metadata?.labels?.release === 'kps');
+    c('serviceMonitor: watches the release namespace', eq(mon?.spec?.namespaceSelector?.matchNames, ['default']));
+  }
+  const np = renderOk(ctx, 'networkPolicy', { values: { networkPolicy: { enabled: true } } });
+  if (np) {
+    const pol = one(np.docs, 'NetworkPolicy');
+    const labels = one(np.docs, 'Deployment')?.spec?.template?.metadata?.labels;
+    c('networkPolicy: selects the jobguard pods', selects(pol?.spec?.podSelector?.matchLabels, labels));
+    c('networkPolicy: Ingress and Egress policy types', eq(sorted(pol?.spec?.policyTypes), ['Egress', 'Ingress']));
+    const inPorts = (pol?.spec?.ingress || []).flatMap((r) => (r.ports || []).map((p) => p.port));
+    c('networkPolicy: ingress to the webhook and metrics ports', eq(sorted(inPorts), ['metrics', 'webhook']), JSON.stringify(inPorts));
+    c('networkPolicy: webhook port open to any source (the API server has no selector)',
+      (pol?.spec?.ingress || []).some((r) => (r.ports || []).some((p) => p.port === 'webhook') && !r.from));
+    c('networkPolicy: no egress', eq(pol?.spec?.egress, []));
+  }
+  const npDns = renderOk(ctx, 'networkPolicy allowDNS', {
+    values: { networkPolicy: { enabled: true, allowDNS: true, metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] } },
+  });
+  if (npDns) {
+    const pol = one(npDns.docs, 'NetworkPolicy');
+    c('networkPolicy allowDNS: egress only to port 53', (pol?.spec?.egress || []).length === 1 &&
+      pol.spec.egress[0].ports.every((p) => p.port === 53));
+    c('networkPolicy metricsFrom: metrics ingress restricted', (pol?.spec?.ingress || []).some((r) =>
+      r.ports?.some((p) => p.port === 'metrics') && r.from?.[0]?.namespaceSelector));
+  }
+  const noPdb = renderOk(ctx, 'PDB disabled', { set: ['podDisruptionBudget.enabled=false'] });
+  if (noPdb) c('PDB disabled: no PodDisruptionBudget', find(noPdb.docs, 'PodDisruptionBudget').length === 0);
+  const single = renderOk(ctx, 'replicaCount 1', { set: ['replicaCount=1'] });
+  if (single) {
+    c('replicaCount 1: no PDB that would block node drains', find(single.docs, 'PodDisruptionBudget').length === 0);
+    if (single.notes !== null) c('replicaCount 1: NOTES warns', /WARNING: one replica/.test(single.notes));
+  }
+  const three = renderOk(ctx, 'replicaCount 3', { set: ['replicaCount=3'] });
+  if (three) c('replicaCount 3: replicas 3 and a PDB', one(three.docs, 'Deployment')?.spec?.replicas === 3 && !!one(three.docs, 'PodDisruptionBudget'));
+
+  const objSel = { matchExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
+  const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel } } });
+  if (os) c('objectSelector: on both webhooks', webhookDoc(os.docs)?.webhooks?.length === 2 &&
+    webhookDoc(os.docs).webhooks.every((w) => eq(w.objectSelector, objSel)));
+
+  const extra = [{ name: 'not-dry-run', expression: '!request.dryRun' }];
+  const mc = renderOk(ctx, 'extra matchConditions', { values: { webhook: { matchConditions: extra } } });
+  if (mc) {
+    c('extra matchConditions: on the jobs webhook', eq(wh(mc.docs, 'jobs.jobguard.io')?.matchConditions, extra));
+    c('extra matchConditions: appended after external-managed-by on the status webhook',
+      eq(wh(mc.docs, 'jobs-status.jobguard.io')?.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }, ...extra]));
+  }
+  renderFails(ctx, 'duplicate matchCondition name fails',
+    { values: { webhook: { matchConditions: [{ name: 'external-managed-by', expression: 'true' }] } } }, /used twice/);
+  const noStatusMc = renderOk(ctx, 'status matchConditions emptied', { values: { webhook: { status: { matchConditions: [] } } } });
+  if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
+
+  const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
+  if (noStatus) c('status webhook disabled: only jobs.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io']));
+
+  const fp = renderOk(ctx, 'failure policies and timeout', {
+    set: ['webhook.jobs.failurePolicy=Ignore', 'webhook.status.failurePolicy=Fail', 'webhook.timeoutSeconds=10'],
+  });
+  if (fp) {
+    c('failure policies: jobs Ignore, status Fail', wh(fp.docs, 'jobs.jobguard.io')?.failurePolicy === 'Ignore' &&
+      wh(fp.docs, 'jobs-status.jobguard.io')?.failurePolicy === 'Fail');
+    c('timeoutSeconds 10 on both webhooks', webhookDoc(fp.docs)?.webhooks?.every((w) => w.timeoutSeconds === 10));
+  }
+  const names = renderOk(ctx, 'webhook names overridden', { set: ['webhook.jobs.name=jobs.example.com', 'webhook.status.name=status.jobs.example.com'] });
+  if (names) c('webhook names overridden', eq(webhookDoc(names.docs)?.webhooks?.map((w) => w.name), ['jobs.example.com', 'status.jobs.example.com']));
+
+  const nsv = renderOk(ctx, 'namespace exemptions', {
+    namespace: 'ops',
+    values: { webhook: { excludedNamespaces: ['kube-system', 'kube-public'], excludeReleaseNamespace: false,
+      namespaceSelectorExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] } },
+  });
+  if (nsv) {
+    const sel = wh(nsv.docs, 'jobs.jobguard.io')?.namespaceSelector;
+    c('namespace exemptions: NotIn the listed namespaces only, plus the label expression', eq(sel, { matchExpressions: [
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-public'] },
+      { key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] }), JSON.stringify(sel));
+  }
+  const noExcl = renderOk(ctx, 'no namespace exemptions', { values: { webhook: { excludedNamespaces: [], excludeReleaseNamespace: false } } });
+  if (noExcl) c('no namespace exemptions: empty namespaceSelector', eq(wh(noExcl.docs, 'jobs.jobguard.io')?.namespaceSelector, {}));
+
+  const noCron = renderOk(ctx, 'cronJobs disabled', { set: ['webhook.jobs.cronJobs=false'] });
+  if (noCron) c('cronJobs disabled: jobs only', eq(wh(noCron.docs, 'jobs.jobguard.io')?.rules?.[0]?.resources, ['jobs']));
+
+  const tls13 = renderOk(ctx, 'tlsMinVersion 1.3', { set: ['server.tlsMinVersion=1.3'] });
+  if (tls13) c('tlsMinVersion 1.3: --tls-min-version 1.3', argVal(mainContainer(one(tls13.docs, 'Deployment'))?.args, '--tls-min-version') === '1.3');
+  const def12 = def && argVal(mainContainer(one(def.docs, 'Deployment'))?.args, '--tls-min-version');
+  if (def) c('default: --tls-min-version 1.2', def12 === '1.2', def12);
+
+  const mtls = renderOk(ctx, 'clientAuth', { values: { server: { clientAuth: { enabled: true, caSecretName: 'apiserver-client-ca' } } } });
+  if (mtls) {
+    const dep = one(mtls.docs, 'Deployment');
+    const args = mainContainer(dep)?.args;
+    c('clientAuth: --client-ca-file and --client-cn kube-apiserver', argVal(args, '--client-ca-file') === '/client-ca/ca.crt' &&
+      argVal(args, '--client-cn') === 'kube-apiserver', JSON.stringify(args));
+    c('clientAuth: client CA Secret mounted', dep?.spec?.template?.spec?.volumes?.some((v) => v.secret?.secretName === 'apiserver-client-ca'));
+  }
+  renderFails(ctx, 'clientAuth without caSecretName fails', { set: ['server.clientAuth.enabled=true'] }, /caSecretName is required/);
+
+  const knobs = renderOk(ctx, 'scheduling and image knobs', {
+    values: {
+      server: { extraArgs: ['--parity=1.36'], extraEnv: [{ name: 'JOBGUARD_LOG_LEVEL', value: 'debug' }] },
+      priorityClassName: 'system-cluster-critical',
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'infra', effect: 'NoSchedule' }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'infra', operator: 'Exists' }] }] } } },
+      podAnnotations: { 'example.com/a': 'b' },
+      podLabels: { team: 'platform' },
+      imagePullSecrets: [{ name: 'regcred' }],
+      image: { repository: 'registry.example.com/jobguard', digest: `sha256:${'a'.repeat(64)}` },
+      topologySpreadConstraints: [],
+      fullnameOverride: 'guard',
+    },
+  });
+  if (knobs) {
+    const dep = one(knobs.docs, 'Deployment');
+    const pod = dep?.spec?.template?.spec;
+    const ctr = mainContainer(dep);
+    c('knobs: extraArgs appended', ctr?.args?.at(-1) === '--parity=1.36');
+    c('knobs: extraEnv', ctr?.env?.some((e) => e.name === 'JOBGUARD_LOG_LEVEL'));
+    c('knobs: priorityClassName', pod?.priorityClassName === 'system-cluster-critical');
+    c('knobs: tolerations, affinity', pod?.tolerations?.[0]?.key === 'dedicated' && !!pod?.affinity?.nodeAffinity);
+    c('knobs: podAnnotations and podLabels', dep?.spec?.template?.metadata?.annotations?.['example.com/a'] === 'b' &&
+      dep.spec.template.metadata.labels.team === 'platform');
+    c('knobs: imagePullSecrets', eq(pod?.imagePullSecrets, [{ name: 'regcred' }]));
+    c('knobs: image digest wins over tag', ctr?.image === `registry.example.com/jobguard@sha256:${'a'.repeat(64)}`, ctr?.image);
+    c('knobs: topologySpreadConstraints [] removes them', !pod?.topologySpreadConstraints);
+    c('knobs: fullnameOverride names everything', dep?.metadata?.name === 'guard' &&
+      webhookDoc(knobs.docs)?.webhooks?.every((w) => w.clientConfig.service.name === 'guard') &&
+      argVal(ctr?.args, '--service-name') === 'guard.default.svc');
+  }
+  const tag = renderOk(ctx, 'image tag', { set: ['image.tag=1.2.3'] });
+  if (tag) c('image tag: repository:tag', mainContainer(one(tag.docs, 'Deployment'))?.image === 'jobguard:1.2.3');
+
+  const grace = renderOk(ctx, 'longer shutdown', { set: ['server.shutdownDelaySeconds=20', 'server.drainTimeoutSeconds=15', 'terminationGracePeriodSeconds=40'] });
+  if (grace) {
+    const args = mainContainer(one(grace.docs, 'Deployment'))?.args;
+    c('longer shutdown: flags follow the values', argVal(args, '--shutdown-delay') === '20' && argVal(args, '--drain-timeout') === '15');
+  }
+  renderFails(ctx, 'terminationGracePeriodSeconds not above shutdown delay + drain fails',
+    { set: ['server.shutdownDelaySeconds=25', 'server.drainTimeoutSeconds=10', 'terminationGracePeriodSeconds=30'] }, /terminationGracePeriodSeconds/);
+  renderFails(ctx, 'Kubernetes 1.27 is refused (matchConditions need 1.28)', { kubeVersion: '1.27.9' }, /kubeVersion/);
+
+  // 6. the values schema rejects bad values
+  const bad = [
+    ['replicaCount "two"', { replicaCount: 'two' }],
+    ['replicaCount 0', { replicaCount: 0 }],
+    ['unknown certificate mode', { certificates: { mode: 'vault' } }],
+    ['unknown top-level value (typo)', { replicas: 3 }],
+    ['timeoutSeconds 31', { webhook: { timeoutSeconds: 31 } }],
+    ['failurePolicy "fail"', { webhook: { jobs: { failurePolicy: 'fail' } } }],
+    ['tlsMinVersion 1.1', { server: { tlsMinVersion: '1.1' } }],
+    ['allowPrivilegeEscalation true', { securityContext: { allowPrivilegeEscalation: true } }],
+    ['runAsNonRoot false', { podSecurityContext: { runAsNonRoot: false } }],
+    ['capabilities without drop ALL', { securityContext: { capabilities: { drop: ['NET_RAW'] } } }],
+    ['webhook name not fully qualified', { webhook: { jobs: { name: 'jobs' } } }],
+    ['matchCondition without expression', { webhook: { matchConditions: [{ name: 'x' }] } }],
+    ['operation DELETE', { webhook: { jobs: { operations: ['CREATE', 'DELETE'] } } }],
+    ['port 70000', { server: { port: 70000 } }],
+    ['caBundle not base64', { certificates: { existingSecret: { caBundle: '-----BEGIN' } } }],
+    ['image digest malformed', { image: { digest: 'latest' } }],
+  ];
+  for (const [n, v] of bad) renderFails(ctx, `schema rejects ${n}`, { values: v }, /schema/);
+  renderFails(ctx, 'schema rejects --set replicaCount=two', { set: ['replicaCount=two'] }, /schema/);
+
+  // 7. lookup: certificates stay stable across upgrades (renderer only; helm template cannot look up)
+  if (def) {
+    const secret = one(def.docs, 'Secret');
+    const caBundle = wh(def.docs, 'jobs.jobguard.io')?.clientConfig?.caBundle;
+    const up = renderOk(ctx, 'upgrade with the Secret in the cluster', { upgrade: true, lookup: [secret] });
+    if (up) {
+      const s2 = one(up.docs, 'Secret');
+      c('upgrade: same CA, serving certificate and key', eq(s2?.data, secret.data));
+      c('upgrade: same caBundle in both webhooks', webhookDoc(up.docs)?.webhooks?.every((w) => w.clientConfig.caBundle === caBundle));
+      c('upgrade: not-after annotation kept', s2?.metadata?.annotations?.['jobguard.io/serving-cert-not-after'] ===
+        secret.metadata.annotations['jobguard.io/serving-cert-not-after']);
+    }
+    const fresh = renderOk(ctx, 'install again without lookup', {});
+    if (fresh) c('without lookup a new CA is made (the lookup path above is what keeps it)',
+      one(fresh.docs, 'Secret')?.data?.['ca.crt'] !== secret.data['ca.crt']);
+    const expiring = JSON.parse(JSON.stringify(secret));
+    expiring.metadata.annotations['jobguard.io/serving-cert-not-after'] = String(Math.floor(Date.now() / 1000) + 30 * 86400);
+    const ren = renderOk(ctx, 'upgrade 30 days before expiry', { upgrade: true, lookup: [expiring] });
+    if (ren) {
+      const s3 = one(ren.docs, 'Secret');
+      c('renewal: same CA (caBundle unchanged)', s3?.data?.['ca.crt'] === secret.data['ca.crt'] && s3?.data?.['ca.key'] === secret.data['ca.key'] &&
+        webhookDoc(ren.docs)?.webhooks?.every((w) => w.clientConfig.caBundle === caBundle));
+      c('renewal: new serving certificate and key', s3?.data?.['tls.crt'] !== secret.data['tls.crt'] && s3?.data?.['tls.key'] !== secret.data['tls.key']);
+      if (s3) certChecks(ctx, 'renewal certs', s3, caBundle);
+    }
+    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'jobguard-tls', namespace: 'default' }, type: 'kubernetes.io/tls',
+      data: { 'tls.crt': secret.data['tls.crt'], 'tls.key': secret.data['tls.key'] } };
+    const fr = renderOk(ctx, 'upgrade over a Secret without a CA', { upgrade: true, lookup: [foreign] });
+    if (fr) {
+      const s4 = one(fr.docs, 'Secret');
+      c('Secret without CA: a new CA and certificate are made', !!s4?.data?.['ca.key'] && s4.data['ca.crt'] !== secret.data['ca.crt']);
+      if (s4) certChecks(ctx, 'Secret without CA certs', s4, wh(fr.docs, 'jobs.jobguard.io')?.clientConfig?.caBundle);
+    }
+    const elsewhere = JSON.parse(JSON.stringify(secret));
+    elsewhere.metadata.namespace = 'other';
+    const ew = renderOk(ctx, 'lookup is namespaced', { upgrade: true, lookup: [elsewhere] });
+    if (ew) c('lookup is namespaced: a Secret in another namespace is not reused', one(ew.docs, 'Secret')?.data?.['ca.crt'] !== secret.data['ca.crt']);
+  }
+}
+
+// ---------------------------------------------------------------- self-test: the checks catch the bugs they name
+// Each mutation breaks the chart the way a real bug would; the named check must then fail.
+function mutationTests() {
+  if (opt.helm) return;
+  const mutations = [
+    ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
+    ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
+    ['templates/deployment.yaml', 'terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}', 'terminationGracePeriodSeconds: {{ .Values.server.drainTimeoutSeconds }}', 'default: terminationGracePeriodSeconds > shutdown delay + drain timeout'],
+    ['templates/deployment.yaml', 'automountServiceAccountToken: false', 'automountServiceAccountToken: true', 'default: automountServiceAccountToken false on the pod'],
+    ['values.yaml', '  readOnlyRootFilesystem: true', '  readOnlyRootFilesystem: false', 'default: readOnlyRootFilesystem'],
+    ['templates/webhook.yaml', 'admissionReviewVersions: ["v1", "v1beta1"]', 'admissionReviewVersions: ["v1"]', 'default: jobs webhook admissionReviewVersions [v1, v1beta1]'],
+    ['templates/webhook.yaml', 'matchPolicy: Equivalent', 'matchPolicy: Exact', 'default: jobs webhook matchPolicy Equivalent'],
+    ['templates/webhook.yaml', 'resources: ["jobs/status"]', 'resources: ["jobs"]', 'default: status webhook rule: batch/v1 jobs/status UPDATE only'],
+    ['templates/webhook.yaml', '          - cronjobs\n', '', 'default: jobs webhook rule: batch/v1 jobs+cronjobs CREATE/UPDATE'],
+    ['values.yaml', "object.spec.managedBy != 'kubernetes.io/job-controller'", "object.spec.managedBy != 'kubernetes.io/job-controllers'", 'default: status webhook matchConditions: external-managed-by only'],
+    ['templates/_helpers.tpl', '{{- $excluded = append $excluded .Release.Namespace }}', '', 'default: jobs webhook namespaceSelector excludes kube-system and default'],
+    ['templates/webhook.yaml', '{{- $caBundle = $caCrt | b64enc }}', '{{- $caBundle = $tlsCrt | b64enc }}', 'default certs: caBundle equals the CA in the Secret'],
+    ['templates/webhook.yaml', 'if gt $notAfter', 'if lt $notAfter', 'upgrade: same CA, serving certificate and key'],
+    ['templates/webhook.yaml', '{{- $ca = buildCustomCert ($caCrt | b64enc) ($caKey | b64enc) }}', '{{- $ca = genCAWithKey "x" 10 (genPrivateKey "ecdsa") }}', 'renewal certs: serving certificate is signed by the CA'],
+    ['templates/webhook.yaml', '{{- if $caCrt }}\n{{- /* Rotation', '{{- if false }}\n{{- /* Rotation', 'renewal: same CA (caBundle unchanged)'],
+    ['templates/webhook.yaml', 'cert-manager.io/inject-ca-from', 'cert-manager.io/inject-ca', 'certManager: VWC has the CA injector annotation for the serving Certificate'],
+    ['templates/deployment.yaml', '              - key: tls.key\n                path: tls.key\n', '              - key: tls.key\n                path: tls.key\n              - key: ca.key\n                path: ca.key\n', 'default: the CA key is not mounted'],
+    ['values.schema.json', '"enum": ["helm", "certManager", "existingSecret"]', '"type": "string"', 'schema rejects unknown certificate mode'],
+    ['values.schema.json', '"replicaCount": {"type": "integer", "minimum": 1}', '"replicaCount": {}', 'schema rejects replicaCount "two"'],
+    ['templates/webhook.yaml', '{{- $caBundle = required', '{{- $caBundle = default "" ', 'existingSecret without caBundle fails (required)',
+      ['templates/_helpers.tpl', '{{- $_ := required "certificates.existingSecret.caBundle', '{{- $_ := default "certificates.existingSecret.caBundle']],
+    ['values.schema.json', '"timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 30}', '"timeoutSeconds": {"type": "integer"}', 'schema rejects timeoutSeconds 31'],
+    ['templates/deployment.yaml', '{{- $_ := set $c "labelSelector"', '{{- $_ := set $c "labelSelectorX"', 'default: spread over nodes (topology spread on hostname selecting the pods)'],
+    ['templates/deployment.yaml', '            - --shutdown-delay\n', '', 'default: flags alternate with their values'],
+    ['templates/poddisruptionbudget.yaml', '(gt (int64 .Values.replicaCount)', '(ge (int64 .Values.replicaCount)', 'replicaCount 1: no PDB that would block node drains'],
+  ];
+  const root = path.join(opt.work, 'mutants');
+  fs.rmSync(root, { recursive: true, force: true });
+  mutations.forEach(([file, from, to, checkName, more], i) => {
+    const label = `self-test: mutation ${i + 1} (${file}) is caught by "${checkName}"`;
+    const dir = path.join(root, String(i + 1));
+    fs.cpSync(opt.chart, dir, { recursive: true });
+    const f = path.join(dir, file);
+    const text = fs.readFileSync(f, 'utf8');
+    if (!main.check(`${label}: mutation applies`, text.includes(from), `"${from}" not found in ${file}`)) return;
+    fs.writeFileSync(f, text.replace(from, to));
+    if (more) {
+      const f2 = path.join(dir, more[0]);
+      const t2 = fs.readFileSync(f2, 'utf8');
+      if (!main.check(`${label}: second mutation applies`, t2.includes(more[1]), `"${more[1]}" not found in ${more[0]}`)) return;
+      fs.writeFileSync(f2, t2.replace(more[1], more[2]));
+    }
+    const ctx = new Ctx();
+    const saved = opt.chart;
+    opt.chart = dir;
+    const savedValidate = currentValidate.fn;
+    if (file === 'values.schema.json') currentValidate.fn = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(fs.readFileSync(f, 'utf8')));
+    try { scenarios(ctx); } finally { opt.chart = saved; currentValidate.fn = savedValidate; }
+    main.check(label, ctx.failures.includes(checkName), `still passes (${ctx.failed} other failures: ${ctx.failures.slice(0, 3).join(' | ')})`);
+  });
+}
+
+// ---------------------------------------------------------------- main
+scenarios(main);
+if (!process.env.JOBGUARD_CHART_NO_SELFTEST) mutationTests();
+const tail = main.skipped ? `, ${main.skipped} skipped` : '';
+console.log(`${main.passed} passed, ${main.failed} failed${tail}`);
+process.exit(main.failed ? 1 : 0);
