@@ -13,15 +13,13 @@ static int g_fd = 2;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
-void jg_log_setup(enum jg_log_level level, enum jg_log_format format, int fd)
-{
+void jg_log_setup(enum jg_log_level level, enum jg_log_format format, int fd) {
     g_level = level;
     g_format = format;
     g_fd = fd;
 }
 
-bool jg_log_parse_level(const char *s, enum jg_log_level *out)
-{
+bool jg_log_parse_level(const char *s, enum jg_log_level *out) {
     for (int i = 0; i < 4; i++)
         if (strcmp(s, level_names[i]) == 0) {
             *out = (enum jg_log_level)i;
@@ -30,26 +28,25 @@ bool jg_log_parse_level(const char *s, enum jg_log_level *out)
     return false;
 }
 
-bool jg_log_parse_format(const char *s, enum jg_log_format *out)
-{
-    if (strcmp(s, "json") == 0) *out = JG_LOG_FORMAT_JSON;
-    else if (strcmp(s, "text") == 0) *out = JG_LOG_FORMAT_TEXT;
-    else return false;
+bool jg_log_parse_format(const char *s, enum jg_log_format *out) {
+    if (strcmp(s, "json") == 0)
+        *out = JG_LOG_FORMAT_JSON;
+    else if (strcmp(s, "text") == 0)
+        *out = JG_LOG_FORMAT_TEXT;
+    else
+        return false;
     return true;
 }
 
-const char *jg_log_level_name(enum jg_log_level l)
-{
+const char *jg_log_level_name(enum jg_log_level l) {
     return level_names[l];
 }
 
-bool jg_log_enabled(enum jg_log_level l)
-{
+bool jg_log_enabled(enum jg_log_level l) {
     return l >= g_level;
 }
 
-static void put_ts(jg_buf *b)
-{
+static void put_ts(jg_buf *b) {
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -58,8 +55,7 @@ static void put_ts(jg_buf *b)
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 }
 
-bool jg_log_begin(struct jg_log *l, enum jg_log_level level, const char *msg)
-{
+bool jg_log_begin(struct jg_log *l, enum jg_log_level level, const char *msg) {
     if (!jg_log_enabled(level)) return false;
     l->b = (jg_buf)JG_BUF_INIT;
     l->json = g_format == JG_LOG_FORMAT_JSON;
@@ -75,8 +71,7 @@ bool jg_log_begin(struct jg_log *l, enum jg_log_level level, const char *msg)
     return true;
 }
 
-static void put_key(struct jg_log *l, const char *key)
-{
+static void put_key(struct jg_log *l, const char *key) {
     if (l->json) {
         jg_buf_putc(&l->b, ',');
         jg_buf_json_string(&l->b, key, strlen(key));
@@ -87,8 +82,7 @@ static void put_key(struct jg_log *l, const char *key)
 }
 
 /* Text values are quoted when empty or when they hold a space, quote, '=' or a control byte. */
-static bool text_needs_quotes(const char *v, size_t n)
-{
+static bool text_needs_quotes(const char *v, size_t n) {
     if (n == 0) return true;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)v[i];
@@ -97,50 +91,44 @@ static bool text_needs_quotes(const char *v, size_t n)
     return false;
 }
 
-void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n)
-{
+void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n) {
     put_key(l, key);
-    if (l->json || text_needs_quotes(v, n)) jg_buf_json_string(&l->b, v, n);
-    else jg_buf_put(&l->b, v, n);
+    if (l->json || text_needs_quotes(v, n))
+        jg_buf_json_string(&l->b, v, n);
+    else
+        jg_buf_put(&l->b, v, n);
 }
 
-void jg_log_str(struct jg_log *l, const char *key, const char *v)
-{
+void jg_log_str(struct jg_log *l, const char *key, const char *v) {
     jg_log_strn(l, key, v ? v : "", v ? strlen(v) : 0);
 }
 
-void jg_log_int(struct jg_log *l, const char *key, int64_t v)
-{
+void jg_log_int(struct jg_log *l, const char *key, int64_t v) {
     put_key(l, key);
     jg_buf_put_i64(&l->b, v);
 }
 
-void jg_log_uint(struct jg_log *l, const char *key, uint64_t v)
-{
+void jg_log_uint(struct jg_log *l, const char *key, uint64_t v) {
     put_key(l, key);
     jg_buf_printf(&l->b, "%" PRIu64, v);
 }
 
-void jg_log_double(struct jg_log *l, const char *key, double v)
-{
+void jg_log_double(struct jg_log *l, const char *key, double v) {
     put_key(l, key);
     jg_buf_printf(&l->b, "%.6g", v);
 }
 
-void jg_log_bool(struct jg_log *l, const char *key, bool v)
-{
+void jg_log_bool(struct jg_log *l, const char *key, bool v) {
     put_key(l, key);
     jg_buf_puts(&l->b, v ? "true" : "false");
 }
 
-void jg_log_raw(struct jg_log *l, const char *key, const char *json, size_t n)
-{
+void jg_log_raw(struct jg_log *l, const char *key, const char *json, size_t n) {
     put_key(l, key);
     jg_buf_put(&l->b, json, n);
 }
 
-void jg_log_end(struct jg_log *l)
-{
+void jg_log_end(struct jg_log *l) {
     jg_buf_puts(&l->b, l->json ? "}\n" : "\n");
     if (!l->b.oom) {
         const char *p = l->b.data;
@@ -156,8 +144,7 @@ void jg_log_end(struct jg_log *l)
     jg_buf_free(&l->b);
 }
 
-void jg_log_msg(enum jg_log_level level, const char *msg)
-{
+void jg_log_msg(enum jg_log_level level, const char *msg) {
     struct jg_log l;
     if (jg_log_begin(&l, level, msg)) jg_log_end(&l);
 }

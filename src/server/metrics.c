@@ -9,7 +9,8 @@
 #include "jobguard/rules.h"
 
 /* Request labels. Unknown values fold into "other" (a webhook registered for more resources than
- * Jobs and CronJobs is a misconfiguration the label makes visible without unbounded cardinality). */
+ * Jobs and CronJobs is a misconfiguration the label makes visible without unbounded cardinality).
+ */
 static const char *const resources[] = {"jobs", "cronjobs", "", "other"};
 static const char *const subresources[] = {"", "status", "other"};
 static const char *const operations[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", ""};
@@ -21,8 +22,8 @@ static const char *const verdicts[] = {"allowed", "denied", "bad_request", "erro
 
 /* Seconds. The engine decides a 4 KB review in ~60 µs and TLS+HTTP adds ~30 µs, so the buckets
  * start at 100 µs; 1 s is far beyond anything but a stalled upload. */
-static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                 0.01,   0.025,   0.05,   0.1,   0.25,   0.5,   1.0};
+static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                 0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
 #define N_BUCKETS (sizeof buckets / sizeof buckets[0])
 
 static const unsigned http_codes[] = {200, 400, 403, 404, 405, 413, 431, 500, 503};
@@ -43,20 +44,17 @@ static struct {
 #define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define GET(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
-void jg_metrics_reset(void)
-{
+void jg_metrics_reset(void) {
     memset(&m, 0, sizeof m); /* before any thread starts */
 }
 
-static size_t index_of(const char *const *table, size_t n, const char *v, size_t other)
-{
+static size_t index_of(const char *const *table, size_t n, const char *v, size_t other) {
     for (size_t i = 0; i < n; i++)
         if (strcmp(table[i], v) == 0) return i;
     return other;
 }
 
-void jg_metrics_admission(const struct jg_outcome *o, double seconds)
-{
+void jg_metrics_admission(const struct jg_outcome *o, double seconds) {
     size_t r = index_of(resources, N_RES, o->resource, N_RES - 1);
     size_t s = index_of(subresources, N_SUB, o->sub_resource, N_SUB - 1);
     size_t op = index_of(operations, N_OP, o->operation, N_OP - 1);
@@ -64,7 +62,8 @@ void jg_metrics_admission(const struct jg_outcome *o, double seconds)
     ADD(m.requests[r][s][op][v], 1);
 
     size_t b = 0;
-    while (b < N_BUCKETS && seconds > buckets[b]) b++;
+    while (b < N_BUCKETS && seconds > buckets[b])
+        b++;
     ADD(m.bucket[b], 1);
     ADD(m.duration_count, 1);
     ADD(m.duration_sum_ns, (uint_fast64_t)(seconds > 0 ? seconds * 1e9 : 0));
@@ -73,37 +72,34 @@ void jg_metrics_admission(const struct jg_outcome *o, double seconds)
         if (o->rules & (UINT64_C(1) << i)) ADD(m.rule[i], 1);
 }
 
-void jg_metrics_http_response(unsigned code)
-{
+void jg_metrics_http_response(unsigned code) {
     size_t i = 0;
-    while (i < N_CODES && http_codes[i] != code) i++;
+    while (i < N_CODES && http_codes[i] != code)
+        i++;
     ADD(m.http[i], 1);
 }
 
-void jg_metrics_in_flight(int delta)
-{
+void jg_metrics_in_flight(int delta) {
     ADD(m.in_flight, delta);
 }
 
-void jg_metrics_cert_reload(bool success)
-{
-    if (success) ADD(m.reload_ok, 1);
-    else ADD(m.reload_failed, 1);
+void jg_metrics_cert_reload(bool success) {
+    if (success)
+        ADD(m.reload_ok, 1);
+    else
+        ADD(m.reload_failed, 1);
 }
 
-void jg_metrics_cert_expiry(int64_t unix_seconds)
-{
+void jg_metrics_cert_expiry(int64_t unix_seconds) {
     atomic_store_explicit(&m.cert_expiry, unix_seconds, memory_order_relaxed);
 }
 
-static void header(jg_buf *out, const char *name, const char *type, const char *help)
-{
+static void header(jg_buf *out, const char *name, const char *type, const char *help) {
     jg_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* Label values here come from const tables of plain tokens: nothing to escape. */
-void jg_metrics_render(jg_buf *out)
-{
+void jg_metrics_render(jg_buf *out) {
     header(out, "jobguard_admission_requests_total", "counter",
            "AdmissionReview requests decided, by resource, subresource, operation and verdict.");
     for (size_t r = 0; r < N_RES; r++)

@@ -15,11 +15,10 @@
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv;
-static int g_signals;    /* SIGTERM/SIGINT received so far */
-static bool g_exiting;   /* the signal thread should return */
+static int g_signals;  /* SIGTERM/SIGINT received so far */
+static bool g_exiting; /* the signal thread should return */
 
-static void *signal_main(void *arg)
-{
+static void *signal_main(void *arg) {
     const sigset_t *set = arg;
     for (;;) {
         int sig = 0;
@@ -48,15 +47,13 @@ static void *signal_main(void *arg)
     }
 }
 
-static double mono_now(void)
-{
+static double mono_now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int jg_server_run(const struct jg_server_config *cfg)
-{
+int jg_server_run(const struct jg_server_config *cfg) {
     static sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -98,7 +95,8 @@ int jg_server_run(const struct jg_server_config *cfg)
 
     /* 1. wait for SIGTERM/SIGINT */
     pthread_mutex_lock(&g_mu);
-    while (g_signals == 0) pthread_cond_wait(&g_cv, &g_mu);
+    while (g_signals == 0)
+        pthread_cond_wait(&g_cv, &g_mu);
     /* 2. keep serving for the shutdown delay, unless a second signal arrives */
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);

@@ -34,67 +34,129 @@ struct flag {
 };
 
 enum {
-    F_CERT, F_KEY, F_BIND, F_PORT, F_OPS_PORT, F_THREADS, F_TLS_MIN, F_SERVICE, F_CLIENT_CA,
-    F_CLIENT_CN, F_POLL, F_SHUTDOWN_DELAY, F_DRAIN, F_LOG_LEVEL, F_LOG_FORMAT, F_PARITY,
-    F_DISABLE_RULE, F_MAX_CONN, F_MAX_CONN_IP, F_CONN_TIMEOUT, F_CONN_MEM, F_MAX_HEADER, F_COUNT
+    F_CERT,
+    F_KEY,
+    F_BIND,
+    F_PORT,
+    F_OPS_PORT,
+    F_THREADS,
+    F_TLS_MIN,
+    F_SERVICE,
+    F_CLIENT_CA,
+    F_CLIENT_CN,
+    F_POLL,
+    F_SHUTDOWN_DELAY,
+    F_DRAIN,
+    F_LOG_LEVEL,
+    F_LOG_FORMAT,
+    F_PARITY,
+    F_DISABLE_RULE,
+    F_MAX_CONN,
+    F_MAX_CONN_IP,
+    F_CONN_TIMEOUT,
+    F_CONN_MEM,
+    F_MAX_HEADER,
+    F_COUNT
 };
 
 static const struct flag flags[F_COUNT] = {
-    [F_CERT] = {"tls-cert-file", K_STR, NULL, "PEM serving certificate (leaf first, then intermediates). Required.", 0, 0},
-    [F_KEY] = {"tls-private-key-file", K_STR, NULL, "PEM private key of the certificate, unencrypted. Required.", 0, 0},
-    [F_BIND] = {"bind-address", K_STR, "0.0.0.0", "IPv4 or IPv6 address both ports listen on.", 0, 0},
+    [F_CERT] = {"tls-cert-file", K_STR, NULL,
+                "PEM serving certificate (leaf first, then intermediates). Required.", 0, 0},
+    [F_KEY] = {"tls-private-key-file", K_STR, NULL,
+               "PEM private key of the certificate, unencrypted. Required.", 0, 0},
+    [F_BIND] = {"bind-address", K_STR, "0.0.0.0", "IPv4 or IPv6 address both ports listen on.", 0,
+                0},
     [F_PORT] = {"port", K_UINT, "9443", "HTTPS port of POST /validate.", 1, 65535},
-    [F_OPS_PORT] = {"ops-port", K_UINT, "8080", "plain HTTP port of /healthz, /readyz and /metrics.", 1, 65535},
-    [F_THREADS] = {"threads", K_UINT, "0", "request threads (epoll each); 0 = number of online CPUs.", 0, 1024},
-    [F_TLS_MIN] = {"tls-min-version", K_STR, "1.2", "lowest TLS version accepted: 1.2 or 1.3 (1.0/1.1 are never accepted).", 0, 0},
-    [F_SERVICE] = {"service-name", K_STR, "", "DNS name the certificate must cover, e.g. jobguard.jobguard-system.svc; empty = no check.", 0, 0},
-    [F_CLIENT_CA] = {"client-ca-file", K_STR, "", "PEM CA bundle; when set, clients must present a certificate it signed (403 otherwise).", 0, 0},
-    [F_CLIENT_CN] = {"client-cn", K_STR, "", "with --client-ca-file: required client certificate common name; empty = any.", 0, 0},
-    [F_POLL] = {"cert-poll-interval", K_UINT, "5", "seconds between checks of the certificate files for changes; 0 = only on SIGHUP.", 0, 86400},
-    [F_SHUTDOWN_DELAY] = {"shutdown-delay", K_UINT, "5", "seconds to keep serving after SIGTERM/SIGINT while /readyz is 503.", 0, 3600},
-    [F_DRAIN] = {"drain-timeout", K_UINT, "10", "seconds to wait for open connections after the listener closes.", 0, 3600},
-    [F_LOG_LEVEL] = {"log-level", K_STR, "info", "debug, info, warn or error (denials are info, allowed requests debug).", 0, 0},
-    [F_LOG_FORMAT] = {"log-format", K_STR, "json", "json (one object per line) or text; logs go to stderr.", 0, 0},
-    [F_PARITY] = {"parity", K_STR, "1.35", "Kubernetes version whose messages are reproduced: 1.35 or 1.36.", 0, 0},
-    [F_DISABLE_RULE] = {"disable-rule", K_LIST, "", "rule ID to switch off (repeatable; env: comma-separated). See 'jobguard rules'.", 0, 0},
-    [F_MAX_CONN] = {"max-connections", K_UINT, "1024", "open connections on the HTTPS port; more are refused.", 1, 1000000},
-    [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "0", "open connections per client IP; 0 = unlimited (every API server call may come from one IP).", 0, 1000000},
-    [F_CONN_TIMEOUT] = {"connection-timeout", K_UINT, "30", "seconds a connection may stay idle or trickle bytes (slowloris) before it is closed; 0 = never.", 0, 86400},
-    [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "64KiB", "memory pool per connection for the request line, headers and read buffer (bodies are buffered apart, up to 7 MiB).", 8192, 16ull << 20},
-    [F_MAX_HEADER] = {"max-header-bytes", K_BYTES, "16KiB", "request line plus headers; larger requests get 431.", 1024, 8ull << 20},
+    [F_OPS_PORT] = {"ops-port", K_UINT, "8080",
+                    "plain HTTP port of /healthz, /readyz and /metrics.", 1, 65535},
+    [F_THREADS] = {"threads", K_UINT, "0",
+                   "request threads (epoll each); 0 = number of online CPUs.", 0, 1024},
+    [F_TLS_MIN] = {"tls-min-version", K_STR, "1.2",
+                   "lowest TLS version accepted: 1.2 or 1.3 (1.0/1.1 are never accepted).", 0, 0},
+    [F_SERVICE] = {"service-name", K_STR, "",
+                   "DNS name the certificate must cover, e.g. jobguard.jobguard-system.svc; empty "
+                   "= no check.",
+                   0, 0},
+    [F_CLIENT_CA] =
+        {"client-ca-file", K_STR, "",
+         "PEM CA bundle; when set, clients must present a certificate it signed (403 otherwise).",
+         0, 0},
+    [F_CLIENT_CN] = {"client-cn", K_STR, "",
+                     "with --client-ca-file: required client certificate common name; empty = any.",
+                     0, 0},
+    [F_POLL] = {"cert-poll-interval", K_UINT, "5",
+                "seconds between checks of the certificate files for changes; 0 = only on SIGHUP.",
+                0, 86400},
+    [F_SHUTDOWN_DELAY] = {"shutdown-delay", K_UINT, "5",
+                          "seconds to keep serving after SIGTERM/SIGINT while /readyz is 503.", 0,
+                          3600},
+    [F_DRAIN] = {"drain-timeout", K_UINT, "10",
+                 "seconds to wait for open connections after the listener closes.", 0, 3600},
+    [F_LOG_LEVEL] = {"log-level", K_STR, "info",
+                     "debug, info, warn or error (denials are info, allowed requests debug).", 0,
+                     0},
+    [F_LOG_FORMAT] = {"log-format", K_STR, "json",
+                      "json (one object per line) or text; logs go to stderr.", 0, 0},
+    [F_PARITY] = {"parity", K_STR, "1.35",
+                  "Kubernetes version whose messages are reproduced: 1.35 or 1.36.", 0, 0},
+    [F_DISABLE_RULE] =
+        {"disable-rule", K_LIST, "",
+         "rule ID to switch off (repeatable; env: comma-separated). See 'jobguard rules'.", 0, 0},
+    [F_MAX_CONN] = {"max-connections", K_UINT, "1024",
+                    "open connections on the HTTPS port; more are refused.", 1, 1000000},
+    [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "0",
+                       "open connections per client IP; 0 = unlimited (every API server call may "
+                       "come from one IP).",
+                       0, 1000000},
+    [F_CONN_TIMEOUT] = {"connection-timeout", K_UINT, "30",
+                        "seconds a connection may stay idle or trickle bytes (slowloris) before it "
+                        "is closed; 0 = never.",
+                        0, 86400},
+    [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "64KiB",
+                    "memory pool per connection for the request line, headers and read buffer "
+                    "(bodies are buffered apart, up to 7 MiB).",
+                    8192, 16ull << 20},
+    [F_MAX_HEADER] = {"max-header-bytes", K_BYTES, "16KiB",
+                      "request line plus headers; larger requests get 431.", 1024, 8ull << 20},
 };
 
-static void env_name(const char *flag, char *out, size_t n)
-{
+static void env_name(const char *flag, char *out, size_t n) {
     size_t i = 0;
     i += (size_t)snprintf(out, n, "JOBGUARD_");
-    for (; *flag && i + 1 < n; flag++) out[i++] = *flag == '-' ? '_' : (char)toupper((unsigned char)*flag);
+    for (; *flag && i + 1 < n; flag++)
+        out[i++] = *flag == '-' ? '_' : (char)toupper((unsigned char)*flag);
     out[i] = '\0';
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: jobguard serve --tls-cert-file FILE --tls-private-key-file FILE [options]\n\n"
-               "Serves POST /validate (AdmissionReview v1 and v1beta1) over HTTPS, and /healthz,\n"
-               "/readyz and /metrics over plain HTTP on the ops port. Every option can also be set\n"
-               "with the environment variable shown; a flag wins over the variable.\n"
-               "The certificate files are re-read when they change and on SIGHUP.\n"
-               "SIGTERM/SIGINT: /readyz turns 503, serving goes on for --shutdown-delay, then the\n"
-               "listener closes and open connections drain for up to --drain-timeout.\n"
-               "Bodies over 7 MiB get 413 (from Content-Length, or while reading a chunked body).\n\n"
-               "Options:\n");
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: jobguard serve --tls-cert-file FILE --tls-private-key-file FILE [options]\n\n"
+            "Serves POST /validate (AdmissionReview v1 and v1beta1) over HTTPS, and /healthz,\n"
+            "/readyz and /metrics over plain HTTP on the ops port. Every option can also be set\n"
+            "with the environment variable shown; a flag wins over the variable.\n"
+            "The certificate files are re-read when they change and on SIGHUP.\n"
+            "SIGTERM/SIGINT: /readyz turns 503, serving goes on for --shutdown-delay, then the\n"
+            "listener closes and open connections drain for up to --drain-timeout.\n"
+            "Bodies over 7 MiB get 413 (from Content-Length, or while reading a chunked body).\n\n"
+            "Options:\n");
     for (int i = 0; i < F_COUNT; i++) {
         char env[64];
         env_name(flags[i].name, env, sizeof env);
-        const char *arg = flags[i].kind == K_UINT ? " N" : flags[i].kind == K_BYTES ? " BYTES" : " VALUE";
-        fprintf(f, "  --%s%s\n      %s\n      default: %s; env: %s\n", flags[i].name, arg, flags[i].help,
-                flags[i].def == NULL ? "(none)" : flags[i].def[0] ? flags[i].def : "\"\"", env);
+        const char *arg = flags[i].kind == K_UINT    ? " N"
+                          : flags[i].kind == K_BYTES ? " BYTES"
+                                                     : " VALUE";
+        fprintf(f, "  --%s%s\n      %s\n      default: %s; env: %s\n", flags[i].name, arg,
+                flags[i].help,
+                flags[i].def == NULL ? "(none)"
+                : flags[i].def[0]    ? flags[i].def
+                                     : "\"\"",
+                env);
     }
-    fprintf(f, "  --help\n      this text\n\nBYTES accept a suffix: K/Ki/KiB (1024) or M/Mi/MiB (1048576).\n");
+    fprintf(f, "  --help\n      this text\n\nBYTES accept a suffix: K/Ki/KiB (1024) or M/Mi/MiB "
+               "(1048576).\n");
 }
 
-static bool parse_uint(const char *s, unsigned long long *out)
-{
+static bool parse_uint(const char *s, unsigned long long *out) {
     if (!s || !*s || !isdigit((unsigned char)*s)) return false;
     errno = 0;
     char *end;
@@ -104,8 +166,7 @@ static bool parse_uint(const char *s, unsigned long long *out)
     return true;
 }
 
-static bool parse_bytes(const char *s, unsigned long long *out)
-{
+static bool parse_bytes(const char *s, unsigned long long *out) {
     if (!s || !isdigit((unsigned char)*s)) return false;
     errno = 0;
     char *end;
@@ -113,36 +174,43 @@ static bool parse_bytes(const char *s, unsigned long long *out)
     if (errno) return false;
     if (*end) {
         const char *u = end;
-        if (strcmp(u, "K") == 0 || strcmp(u, "k") == 0 || strcmp(u, "Ki") == 0 || strcmp(u, "KiB") == 0) mul = 1024;
-        else if (strcmp(u, "M") == 0 || strcmp(u, "Mi") == 0 || strcmp(u, "MiB") == 0) mul = 1024 * 1024;
-        else return false;
+        if (strcmp(u, "K") == 0 || strcmp(u, "k") == 0 || strcmp(u, "Ki") == 0 ||
+            strcmp(u, "KiB") == 0)
+            mul = 1024;
+        else if (strcmp(u, "M") == 0 || strcmp(u, "Mi") == 0 || strcmp(u, "MiB") == 0)
+            mul = 1024 * 1024;
+        else
+            return false;
     }
     if (v > ULLONG_MAX / mul) return false;
     *out = v * mul;
     return true;
 }
 
-static int find_flag(const char *name, size_t n)
-{
+static int find_flag(const char *name, size_t n) {
     for (int i = 0; i < F_COUNT; i++)
         if (strlen(flags[i].name) == n && strncmp(flags[i].name, name, n) == 0) return i;
     return -1;
 }
 
 /* Adds the comma-separated rule IDs in s to *mask; false with a message on an unknown ID. */
-static bool add_rules(const char *s, uint64_t *mask)
-{
+static bool add_rules(const char *s, uint64_t *mask) {
     char buf[256];
     while (*s) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        while (n > 0 && isspace((unsigned char)*s)) s++, n--;
-        while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+        while (n > 0 && isspace((unsigned char)*s))
+            s++, n--;
+        while (n > 0 && isspace((unsigned char)s[n - 1]))
+            n--;
         if (n > 0) {
             snprintf(buf, sizeof buf, "%.*s", (int)n, s);
             const struct jg_rule *r = jg_rule_find(buf);
             if (!r) {
-                fprintf(stderr, "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard rules')\n", buf);
+                fprintf(stderr,
+                        "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard "
+                        "rules')\n",
+                        buf);
                 return false;
             }
             *mask |= UINT64_C(1) << r->id;
@@ -153,12 +221,12 @@ static bool add_rules(const char *s, uint64_t *mask)
     return true;
 }
 
-int jg_cmd_serve(int argc, char **argv)
-{
+int jg_cmd_serve(int argc, char **argv) {
     const char *val[F_COUNT];
     bool from_flag[F_COUNT] = {0};
     uint64_t disabled_flags = 0;
-    for (int i = 0; i < F_COUNT; i++) val[i] = flags[i].def;
+    for (int i = 0; i < F_COUNT; i++)
+        val[i] = flags[i].def;
 
     /* environment first, flags override */
     for (int i = 0; i < F_COUNT; i++) {
@@ -184,8 +252,10 @@ int jg_cmd_serve(int argc, char **argv)
             return 2;
         }
         const char *v;
-        if (eq) v = eq + 1;
-        else if (a + 1 < argc) v = argv[++a];
+        if (eq)
+            v = eq + 1;
+        else if (a + 1 < argc)
+            v = argv[++a];
         else {
             fprintf(stderr, "jobguard serve: option --%s needs a value\n", flags[f].name);
             return 2;
@@ -200,11 +270,12 @@ int jg_cmd_serve(int argc, char **argv)
     unsigned long long num[F_COUNT] = {0};
     for (int i = 0; i < F_COUNT; i++) {
         if (flags[i].kind != K_UINT && flags[i].kind != K_BYTES) continue;
-        bool ok = flags[i].kind == K_UINT ? parse_uint(val[i], &num[i]) : parse_bytes(val[i], &num[i]);
+        bool ok =
+            flags[i].kind == K_UINT ? parse_uint(val[i], &num[i]) : parse_bytes(val[i], &num[i]);
         if (!ok || num[i] < flags[i].min || num[i] > flags[i].max) {
             fprintf(stderr, "jobguard serve: --%s: \"%s\" is not a %s between %llu and %llu\n",
-                    flags[i].name, val[i], flags[i].kind == K_UINT ? "number" : "size", flags[i].min,
-                    flags[i].max);
+                    flags[i].name, val[i], flags[i].kind == K_UINT ? "number" : "size",
+                    flags[i].min, flags[i].max);
             return 2;
         }
     }
@@ -212,43 +283,57 @@ int jg_cmd_serve(int argc, char **argv)
     enum jg_log_level level;
     enum jg_log_format format;
     if (!jg_log_parse_level(val[F_LOG_LEVEL], &level)) {
-        fprintf(stderr, "jobguard serve: --log-level must be debug, info, warn or error, not \"%s\"\n", val[F_LOG_LEVEL]);
+        fprintf(stderr,
+                "jobguard serve: --log-level must be debug, info, warn or error, not \"%s\"\n",
+                val[F_LOG_LEVEL]);
         return 2;
     }
     if (!jg_log_parse_format(val[F_LOG_FORMAT], &format)) {
-        fprintf(stderr, "jobguard serve: --log-format must be json or text, not \"%s\"\n", val[F_LOG_FORMAT]);
+        fprintf(stderr, "jobguard serve: --log-format must be json or text, not \"%s\"\n",
+                val[F_LOG_FORMAT]);
         return 2;
     }
     struct jg_server_config cfg = {0};
     cfg.engine = (struct jg_config)JG_CONFIG_DEFAULT;
-    if (strcmp(val[F_PARITY], "1.35") == 0) cfg.engine.parity = JG_PARITY_1_35;
-    else if (strcmp(val[F_PARITY], "1.36") == 0) cfg.engine.parity = JG_PARITY_1_36;
+    if (strcmp(val[F_PARITY], "1.35") == 0)
+        cfg.engine.parity = JG_PARITY_1_35;
+    else if (strcmp(val[F_PARITY], "1.36") == 0)
+        cfg.engine.parity = JG_PARITY_1_36;
     else {
-        fprintf(stderr, "jobguard serve: --parity must be 1.35 or 1.36, not \"%s\"\n", val[F_PARITY]);
+        fprintf(stderr, "jobguard serve: --parity must be 1.35 or 1.36, not \"%s\"\n",
+                val[F_PARITY]);
         return 2;
     }
-    if (from_flag[F_DISABLE_RULE]) cfg.engine.disabled = disabled_flags;
-    else if (!add_rules(val[F_DISABLE_RULE], &cfg.engine.disabled)) return 2;
+    if (from_flag[F_DISABLE_RULE])
+        cfg.engine.disabled = disabled_flags;
+    else if (!add_rules(val[F_DISABLE_RULE], &cfg.engine.disabled))
+        return 2;
 
-    if (strcmp(val[F_TLS_MIN], "1.2") == 0) cfg.tls_priorities = PRIORITY_TLS12;
-    else if (strcmp(val[F_TLS_MIN], "1.3") == 0) cfg.tls_priorities = PRIORITY_TLS13;
+    if (strcmp(val[F_TLS_MIN], "1.2") == 0)
+        cfg.tls_priorities = PRIORITY_TLS12;
+    else if (strcmp(val[F_TLS_MIN], "1.3") == 0)
+        cfg.tls_priorities = PRIORITY_TLS13;
     else {
-        fprintf(stderr, "jobguard serve: --tls-min-version must be 1.2 or 1.3, not \"%s\"\n", val[F_TLS_MIN]);
+        fprintf(stderr, "jobguard serve: --tls-min-version must be 1.2 or 1.3, not \"%s\"\n",
+                val[F_TLS_MIN]);
         return 2;
     }
     if (!val[F_CERT] || !val[F_CERT][0] || !val[F_KEY] || !val[F_KEY][0]) {
-        fprintf(stderr, "jobguard serve: --tls-cert-file and --tls-private-key-file are required "
-                        "(development certificates: certs/generate.sh --service jobguard --namespace "
-                        "default --out certs/dev --ip 127.0.0.1 --dns localhost)\n");
+        fprintf(stderr,
+                "jobguard serve: --tls-cert-file and --tls-private-key-file are required "
+                "(development certificates: certs/generate.sh --service jobguard --namespace "
+                "default --out certs/dev --ip 127.0.0.1 --dns localhost)\n");
         return 2;
     }
     if (num[F_PORT] == num[F_OPS_PORT]) {
-        fprintf(stderr, "jobguard serve: --port and --ops-port must differ (both %llu)\n", num[F_PORT]);
+        fprintf(stderr, "jobguard serve: --port and --ops-port must differ (both %llu)\n",
+                num[F_PORT]);
         return 2;
     }
     if (num[F_CONN_MEM] < 2 * num[F_MAX_HEADER]) {
-        fprintf(stderr, "jobguard serve: --connection-memory-limit (%llu) must be at least twice "
-                        "--max-header-bytes (%llu): headers live in the connection's memory pool\n",
+        fprintf(stderr,
+                "jobguard serve: --connection-memory-limit (%llu) must be at least twice "
+                "--max-header-bytes (%llu): headers live in the connection's memory pool\n",
                 num[F_CONN_MEM], num[F_MAX_HEADER]);
         return 2;
     }
@@ -282,7 +367,8 @@ int jg_cmd_serve(int argc, char **argv)
             snprintf(key, sizeof key, "%s", flags[i].name);
             for (char *k = key; *k; k++)
                 if (*k == '-') *k = '_';
-            if (i == F_THREADS) jg_log_uint(&l, key, cfg.threads);
+            if (i == F_THREADS)
+                jg_log_uint(&l, key, cfg.threads);
             else if (i == F_DISABLE_RULE) {
                 jg_buf names = JG_BUF_INIT;
                 jg_buf_putc(&names, '[');
@@ -295,8 +381,10 @@ int jg_cmd_serve(int argc, char **argv)
                 jg_buf_putc(&names, ']');
                 if (!names.oom) jg_log_raw(&l, key, names.data, names.len);
                 jg_buf_free(&names);
-            } else if (flags[i].kind == K_UINT || flags[i].kind == K_BYTES) jg_log_uint(&l, key, num[i]);
-            else jg_log_str(&l, key, val[i]);
+            } else if (flags[i].kind == K_UINT || flags[i].kind == K_BYTES)
+                jg_log_uint(&l, key, num[i]);
+            else
+                jg_log_str(&l, key, val[i]);
         }
         jg_log_str(&l, "tls_priorities", cfg.tls_priorities);
         jg_log_uint(&l, "max_body_bytes", JG_MAX_BODY_BYTES);

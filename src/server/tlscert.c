@@ -55,8 +55,7 @@ static pthread_cond_t g_cv;
 static bool g_stop, g_reload_requested;
 
 static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *err, size_t n, const char *f, ...)
-{
+static void fmt(char *err, size_t n, const char *f, ...) {
     va_list ap;
     va_start(ap, f);
     vsnprintf(err, n, f, ap);
@@ -64,17 +63,17 @@ static void fmt(char *err, size_t n, const char *f, ...)
 }
 
 /* The first queued OpenSSL error as text (and the queue cleared), for precise messages. */
-static const char *ssl_reason(char *buf, size_t n)
-{
+static const char *ssl_reason(char *buf, size_t n) {
     unsigned long e = ERR_get_error();
-    if (e == 0) snprintf(buf, n, "no detail");
-    else ERR_error_string_n(e, buf, n);
+    if (e == 0)
+        snprintf(buf, n, "no detail");
+    else
+        ERR_error_string_n(e, buf, n);
     ERR_clear_error();
     return buf;
 }
 
-static bool read_file(const char *path, jg_buf *out, char *err, size_t n)
-{
+static bool read_file(const char *path, jg_buf *out, char *err, size_t n) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fmt(err, n, "cannot open %s: %s", path, strerror(errno));
@@ -104,15 +103,13 @@ static bool read_file(const char *path, jg_buf *out, char *err, size_t n)
     return true;
 }
 
-static int64_t asn1_to_unix(const ASN1_TIME *t)
-{
+static int64_t asn1_to_unix(const ASN1_TIME *t) {
     struct tm tm;
     if (!t || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
     return (int64_t)timegm(&tm);
 }
 
-static void put_utc(char *buf, size_t n, int64_t t)
-{
+static void put_utc(char *buf, size_t n, int64_t t) {
     time_t tt = (time_t)t;
     struct tm tm;
     gmtime_r(&tt, &tm);
@@ -120,8 +117,7 @@ static void put_utc(char *buf, size_t n, int64_t t)
 }
 
 /* "DNS:a, DNS:b, IP:..." of the certificate, for the service-name error. */
-static void san_list(X509 *x, char *buf, size_t n)
-{
+static void san_list(X509 *x, char *buf, size_t n) {
     buf[0] = '\0';
     GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
     if (!names) {
@@ -144,8 +140,7 @@ static void san_list(X509 *x, char *buf, size_t n)
 
 /* OpenSSL: every check a pair must pass before it is served. Fills validity, serial, subject. */
 static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
-                          size_t n)
-{
+                          size_t n) {
     char why[256];
     bool ok = false;
     X509 *x = NULL;
@@ -211,17 +206,16 @@ out:
     return ok;
 }
 
-static void pair_free(struct pair *p)
-{
+static void pair_free(struct pair *p) {
     if (!p) return;
-    for (unsigned i = 0; i < p->n_pcert; i++) gnutls_pcert_deinit(&p->pcert[i]);
+    for (unsigned i = 0; i < p->n_pcert; i++)
+        gnutls_pcert_deinit(&p->pcert[i]);
     if (p->key) gnutls_privkey_deinit(p->key);
     free(p);
 }
 
 static bool gnutls_load(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
-                        size_t n)
-{
+                        size_t n) {
     gnutls_datum_t cd = {(unsigned char *)cert->data, (unsigned)cert->len};
     gnutls_datum_t kd = {(unsigned char *)key->data, (unsigned)key->len};
     unsigned count = JG_TLS_MAX_CHAIN;
@@ -242,8 +236,7 @@ static bool gnutls_load(const jg_buf *cert, const jg_buf *key, struct pair *p, c
     return true;
 }
 
-static void digest(const jg_buf *cert, const jg_buf *key, unsigned char out[32])
-{
+static void digest(const jg_buf *cert, const jg_buf *key, unsigned char out[32]) {
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     unsigned len = 32;
     memset(out, 0, 32);
@@ -257,8 +250,7 @@ static void digest(const jg_buf *cert, const jg_buf *key, unsigned char out[32])
     EVP_MD_CTX_free(c);
 }
 
-static struct file_sig stat_sig(const char *path)
-{
+static struct file_sig stat_sig(const char *path) {
     struct file_sig s = {0};
     struct stat st;
     if (stat(path, &st) == 0) { /* follows the ..data symlink of Secret volumes */
@@ -271,15 +263,13 @@ static struct file_sig stat_sig(const char *path)
     return s;
 }
 
-static bool sig_eq(const struct file_sig *a, const struct file_sig *b)
-{
+static bool sig_eq(const struct file_sig *a, const struct file_sig *b) {
     return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
 /* Reads both files and builds a checked pair, or says why not. */
-static struct pair *load_pair(unsigned char dig[32], char *err, size_t n)
-{
+static struct pair *load_pair(unsigned char dig[32], char *err, size_t n) {
     jg_buf cert = JG_BUF_INIT, key = JG_BUF_INIT;
     struct pair *p = NULL;
     memset(dig, 0, 32);
@@ -304,8 +294,7 @@ out:
     return p;
 }
 
-static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *p)
-{
+static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *p) {
     struct jg_log l;
     if (!jg_log_begin(&l, lvl, msg)) return;
     char nb[32], na[32];
@@ -322,8 +311,7 @@ static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *
     jg_log_end(&l);
 }
 
-bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen)
-{
+bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_set = *s;
     g_sig[0] = stat_sig(s->cert_file);
     g_sig[1] = stat_sig(s->key_file);
@@ -339,8 +327,7 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen)
 int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
                          const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
                          gnutls_pcert_st **pcert, unsigned int *pcert_length,
-                         gnutls_privkey_t *privkey)
-{
+                         gnutls_privkey_t *privkey) {
     (void)session, (void)req_ca_rdn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
     struct pair *p = atomic_load_explicit(&g_current, memory_order_acquire);
     if (!p) return -1;
@@ -350,16 +337,14 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
     return 0;
 }
 
-static int64_t now_s(void)
-{
+static int64_t now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec;
 }
 
 /* Frees replaced pairs whose grace period is over. */
-static void reap_retired(bool all)
-{
+static void reap_retired(bool all) {
     int64_t now = now_s();
     struct pair **pp = &g_retired;
     while (*pp) {
@@ -373,8 +358,7 @@ static void reap_retired(bool all)
     }
 }
 
-enum jg_tls_reload jg_tls_check_reload(bool force)
-{
+enum jg_tls_reload jg_tls_check_reload(bool force) {
     reap_retired(false);
     struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
     if (!force && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1])) return JG_TLS_UNCHANGED;
@@ -409,7 +393,8 @@ enum jg_tls_reload jg_tls_check_reload(bool force)
         g_have_failed = true;
         jg_metrics_cert_reload(false);
         struct jg_log l;
-        if (jg_log_begin(&l, JG_LOG_ERROR, "certificate reload rejected, keeping the current one")) {
+        if (jg_log_begin(&l, JG_LOG_ERROR,
+                         "certificate reload rejected, keeping the current one")) {
             jg_log_str(&l, "event", "certificate");
             jg_log_str(&l, "error", err);
             jg_log_str(&l, "serving_serial", cur->serial);
@@ -428,8 +413,7 @@ enum jg_tls_reload jg_tls_check_reload(bool force)
     return JG_TLS_RELOADED;
 }
 
-static void *watch_main(void *arg)
-{
+static void *watch_main(void *arg) {
     (void)arg;
     pthread_mutex_lock(&g_mu);
     while (!g_stop) {
@@ -457,8 +441,7 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-bool jg_tls_watch_start(char *err, size_t errlen)
-{
+bool jg_tls_watch_start(char *err, size_t errlen) {
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -474,16 +457,14 @@ bool jg_tls_watch_start(char *err, size_t errlen)
     return true;
 }
 
-void jg_tls_request_reload(void)
-{
+void jg_tls_request_reload(void) {
     pthread_mutex_lock(&g_mu);
     g_reload_requested = true;
     pthread_cond_signal(&g_cv);
     pthread_mutex_unlock(&g_mu);
 }
 
-void jg_tls_watch_stop(void)
-{
+void jg_tls_watch_stop(void) {
     if (!g_thread_running) return;
     pthread_mutex_lock(&g_mu);
     g_stop = true;
@@ -494,28 +475,24 @@ void jg_tls_watch_stop(void)
     pthread_cond_destroy(&g_cv);
 }
 
-bool jg_tls_valid_now(void)
-{
+bool jg_tls_valid_now(void) {
     struct pair *p = atomic_load(&g_current);
     if (!p) return false;
     int64_t now = (int64_t)time(NULL);
     return now >= p->not_before && now < p->not_after;
 }
 
-int64_t jg_tls_not_after(void)
-{
+int64_t jg_tls_not_after(void) {
     struct pair *p = atomic_load(&g_current);
     return p ? p->not_after : 0;
 }
 
-void jg_tls_cleanup(void)
-{
+void jg_tls_cleanup(void) {
     reap_retired(true);
     pair_free(atomic_exchange(&g_current, NULL));
 }
 
-bool jg_tls_read_ca_bundle(const char *path, jg_buf *pem, char *err, size_t errlen)
-{
+bool jg_tls_read_ca_bundle(const char *path, jg_buf *pem, char *err, size_t errlen) {
     if (!read_file(path, pem, err, errlen)) return false;
     BIO *b = BIO_new_mem_buf(pem->data, (int)pem->len);
     if (!b) {
@@ -537,8 +514,7 @@ bool jg_tls_read_ca_bundle(const char *path, jg_buf *pem, char *err, size_t errl
     return true;
 }
 
-bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n)
-{
+bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n) {
     gnutls_session_t session = session_;
     unsigned status = 0;
     gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,

@@ -52,34 +52,34 @@ struct req_ctx {
     bool in_flight;
 };
 
-static double since(const struct timespec *t0)
-{
+static double since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void client_ip(struct MHD_Connection *c, char *buf, size_t n)
-{
+static void client_ip(struct MHD_Connection *c, char *buf, size_t n) {
     snprintf(buf, n, "?");
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (!ci || !ci->client_addr) return;
     const struct sockaddr *sa = ci->client_addr;
     if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)n);
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf,
+                  (socklen_t)n);
     else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)n);
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf,
+                  (socklen_t)n);
 }
 
-static struct conn_ctx *conn_of(struct MHD_Connection *c)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+static struct conn_ctx *conn_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? ci->socket_context : NULL;
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                  const char *body, size_t len, bool close, const char *allow)
-{
+                                  const char *body, size_t len, bool close, const char *allow) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
@@ -96,12 +96,11 @@ static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const
  * (what controller-runtime writes), a warn log line and the response counter. */
 static enum MHD_Result refuse(struct MHD_Connection *c, const char *method, const char *url,
                               unsigned code, const char *reason, const char *message, bool close,
-                              const char *allow)
-{
+                              const char *allow) {
     jg_buf b = JG_BUF_INIT;
     jg_encode_error(&b, JG_API_V1, (jg_str){"", 0}, (int)code, reason, message);
-    enum MHD_Result ret = b.oom ? MHD_NO
-                                : send_bytes(c, code, "application/json", b.data, b.len, close, allow);
+    enum MHD_Result ret =
+        b.oom ? MHD_NO : send_bytes(c, code, "application/json", b.data, b.len, close, allow);
     jg_buf_free(&b);
     jg_metrics_http_response(code);
     struct jg_log l;
@@ -123,8 +122,7 @@ struct header_sum {
 };
 
 static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
-                                       const char *value)
-{
+                                       const char *value) {
     (void)kind;
     struct header_sum *s = cls;
     s->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
@@ -132,18 +130,17 @@ static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const
 }
 
 /* application/json, optionally followed by parameters (charset=utf-8); case-insensitive type. */
-static bool json_content_type(const char *ct)
-{
+static bool json_content_type(const char *ct) {
     static const char want[] = "application/json";
     if (!ct || strncasecmp(ct, want, sizeof want - 1) != 0) return false;
     const char *rest = ct + sizeof want - 1;
-    while (*rest == ' ' || *rest == '\t') rest++;
+    while (*rest == ' ' || *rest == '\t')
+        rest++;
     return *rest == '\0' || *rest == ';';
 }
 
 /* Strict decimal Content-Length; false on garbage (MHD has already rejected most of it). */
-static bool parse_length(const char *s, unsigned long long *out)
-{
+static bool parse_length(const char *s, unsigned long long *out) {
     if (!s || !*s) return false;
     unsigned long long v = 0;
     for (; *s; s++) {
@@ -154,9 +151,9 @@ static bool parse_length(const char *s, unsigned long long *out)
     return true;
 }
 
-static bool has_body_headers(struct MHD_Connection *c)
-{
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+static bool has_body_headers(struct MHD_Connection *c) {
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long n;
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
            (cl && (!parse_length(cl, &n) || n > 0));
@@ -165,11 +162,11 @@ static bool has_body_headers(struct MHD_Connection *c)
 /* First call of a request: everything decided from the request line and headers. Returns
  * MHD_YES with nothing queued to go on reading the body. */
 static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ctx *cc,
-                                        const char *url, const char *method)
-{
+                                        const char *url, const char *method) {
     if (strcmp(url, "/validate") != 0)
         return refuse(c, method, url, MHD_HTTP_NOT_FOUND, "NotFound",
-                      "the server could not find the requested resource", has_body_headers(c), NULL);
+                      "the server could not find the requested resource", has_body_headers(c),
+                      NULL);
     if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
         return refuse(c, method, url, MHD_HTTP_METHOD_NOT_ALLOWED, "MethodNotAllowed",
                       "method not allowed, expected POST", has_body_headers(c), "POST");
@@ -189,10 +186,11 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
         if (cc->mtls == 0) {
             const union MHD_ConnectionInfo *ci =
                 MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-            cc->mtls = ci && ci->tls_session &&
-                               jg_tls_verify_client(ci->tls_session, g_cfg.client_cn, why, sizeof why)
-                           ? 1
-                           : -1;
+            cc->mtls =
+                ci && ci->tls_session &&
+                        jg_tls_verify_client(ci->tls_session, g_cfg.client_cn, why, sizeof why)
+                    ? 1
+                    : -1;
             if (cc->mtls < 0 && !why[0]) snprintf(why, sizeof why, "no TLS session");
         }
         if (cc->mtls < 0)
@@ -208,7 +206,8 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
                       NULL);
     }
 
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long len = 0;
     if (cl && parse_length(cl, &len)) {
         if (len > JG_MAX_BODY_BYTES) {
@@ -223,15 +222,22 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
     return MHD_YES;
 }
 
-static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, double secs)
-{
+static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, double secs) {
     enum jg_log_level lvl;
     const char *msg;
     switch (o->verdict) {
-    case JG_VERDICT_ALLOWED: lvl = JG_LOG_DEBUG, msg = "admission allowed"; break;
-    case JG_VERDICT_DENIED: lvl = JG_LOG_INFO, msg = "admission denied"; break;
-    case JG_VERDICT_BAD_REQUEST: lvl = JG_LOG_WARN, msg = "admission bad request"; break;
-    default: lvl = JG_LOG_ERROR, msg = "admission error"; break;
+    case JG_VERDICT_ALLOWED:
+        lvl = JG_LOG_DEBUG, msg = "admission allowed";
+        break;
+    case JG_VERDICT_DENIED:
+        lvl = JG_LOG_INFO, msg = "admission denied";
+        break;
+    case JG_VERDICT_BAD_REQUEST:
+        lvl = JG_LOG_WARN, msg = "admission bad request";
+        break;
+    default:
+        lvl = JG_LOG_ERROR, msg = "admission error";
+        break;
     }
     struct jg_log l;
     if (!jg_log_begin(&l, lvl, msg)) return;
@@ -260,8 +266,7 @@ static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, do
     jg_log_end(&l);
 }
 
-static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, struct req_ctx *r)
-{
+static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, struct req_ctx *r) {
     struct jg_outcome o;
     jg_outcome_init(&o);
     jg_admit(cc->body.data ? cc->body.data : "", cc->body.len, &g_cfg.engine, &cc->resp, &o);
@@ -269,8 +274,8 @@ static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, str
     if (cc->resp.oom || !cc->resp.data) {
         static const char oom[] = "{\"response\":{\"uid\":\"\",\"allowed\":false,\"status\":"
                                   "{\"metadata\":{},\"message\":\"out of memory\",\"code\":500}}}";
-        ret = send_bytes(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", oom,
-                         sizeof oom - 1, true, NULL);
+        ret = send_bytes(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", oom, sizeof oom - 1,
+                         true, NULL);
         jg_metrics_http_response(500);
     } else {
         /* every decided review is HTTP 200, whatever status.code says (controller-runtime) */
@@ -287,8 +292,7 @@ static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, str
 
 static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
-                                  size_t *upload_size, void **con_cls)
-{
+                                  size_t *upload_size, void **con_cls) {
     (void)cls, (void)version;
     struct conn_ctx *cc = conn_of(c);
     struct req_ctx *r = *con_cls;
@@ -320,7 +324,8 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
     }
     if (r->too_large) {
         char msg[128];
-        snprintf(msg, sizeof msg, "request entity is too large; limit is %u bytes", JG_MAX_BODY_BYTES);
+        snprintf(msg, sizeof msg, "request entity is too large; limit is %u bytes",
+                 JG_MAX_BODY_BYTES);
         return refuse(c, method, url, MHD_HTTP_CONTENT_TOO_LARGE, "RequestEntityTooLarge", msg,
                       true, NULL);
     }
@@ -331,8 +336,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
+                         enum MHD_RequestTerminationCode toe) {
     (void)cls, (void)toe;
     struct req_ctx *r = *con_cls;
     if (!r) return;
@@ -345,8 +349,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
-{
+                          enum MHD_ConnectionNotificationCode toe) {
     (void)cls, (void)c;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         *socket_context = calloc(1, sizeof(struct conn_ctx));
@@ -360,14 +363,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 }
 
 /* libmicrohttpd's own messages (handshake failures of probes and scanners, ...): debug level. */
-static void mhd_logger(void *cls, const char *fmt, va_list ap)
-{
+static void mhd_logger(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     if (!jg_log_enabled(JG_LOG_DEBUG)) return;
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
     size_t n = strlen(buf);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
     struct jg_log l;
     if (jg_log_begin(&l, JG_LOG_DEBUG, "libmicrohttpd")) {
         jg_log_str(&l, "detail", buf);
@@ -376,13 +379,13 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 }
 
 static enum MHD_Result ops_send(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                const char *body, size_t len)
-{
+                                const char *body, size_t len) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    if (code == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ret;
@@ -390,8 +393,7 @@ static enum MHD_Result ops_send(struct MHD_Connection *c, unsigned code, const c
 
 static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls)
-{
+                              size_t *upload_size, void **con_cls) {
     (void)cls, (void)version, (void)upload;
     static int first;
     if (*con_cls == NULL) { /* wait for the whole request (bodies are ignored) */
@@ -403,8 +405,8 @@ static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     static const char text[] = "text/plain; charset=utf-8";
-    bool known = strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0 ||
-                 strcmp(url, "/metrics") == 0;
+    bool known =
+        strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0;
     if (!known) return ops_send(c, MHD_HTTP_NOT_FOUND, text, "not found\n", 10);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return ops_send(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19);
@@ -418,16 +420,15 @@ static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *u
     }
     jg_buf b = JG_BUF_INIT;
     jg_metrics_render(&b);
-    enum MHD_Result ret = b.oom ? MHD_NO
-                                : ops_send(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                                           b.data, b.len);
+    enum MHD_Result ret =
+        b.oom ? MHD_NO
+              : ops_send(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
     jg_buf_free(&b);
     return ret;
 }
 
 /* sockaddr for --bind-address (IPv4 or IPv6 literal). */
-static bool make_addr(const char *host, uint16_t port, struct sockaddr_storage *ss, bool *v6)
-{
+static bool make_addr(const char *host, uint16_t port, struct sockaddr_storage *ss, bool *v6) {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
@@ -446,8 +447,7 @@ static bool make_addr(const char *host, uint16_t port, struct sockaddr_storage *
     return false;
 }
 
-bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t errlen)
-{
+bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t errlen) {
     g_cfg = *cfg;
     atomic_store(&g_draining, false);
     atomic_store(&g_closing, false);
@@ -455,7 +455,8 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     bool v6;
     if (!make_addr(cfg->bind_address, cfg->port, &addr, &v6) ||
         !make_addr(cfg->bind_address, cfg->ops_port, &ops_addr, &v6)) {
-        snprintf(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address", cfg->bind_address);
+        snprintf(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address",
+                 cfg->bind_address);
         return false;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
@@ -464,28 +465,29 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
      * MHD_OptionItem.ptr_value cannot carry portably. */
     if (cfg->client_ca_pem) {
         g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-            MHD_OPTION_SOCK_ADDR, &addr,
-            MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
-            cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
+            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE,
+            cfg->threads, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
             MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
             MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
             jg_tls_cert_callback, MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca_pem,
             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-            on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+            on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP,
+            1, MHD_OPTION_END);
     } else {
         g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-            MHD_OPTION_SOCK_ADDR, &addr,
-            MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
-            cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
+            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE,
+            cfg->threads, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
             MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
             MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
             jg_tls_cert_callback, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP,
-            1, MHD_OPTION_END);
+            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+            MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     }
     if (!g_tls) {
         snprintf(err, errlen,
@@ -494,11 +496,11 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
                  cfg->bind_address, cfg->port, cfg->tls_priorities);
         return false;
     }
-    g_ops = MHD_start_daemon(flags, 0, NULL, NULL, on_ops, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-                             mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &ops_addr,
-                             MHD_OPTION_CONNECTION_LIMIT, OPS_MAX_CONNECTIONS,
-                             MHD_OPTION_CONNECTION_TIMEOUT, OPS_TIMEOUT_S,
-                             MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+    g_ops =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_ops, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
+                         NULL, MHD_OPTION_SOCK_ADDR, &ops_addr, MHD_OPTION_CONNECTION_LIMIT,
+                         OPS_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, OPS_TIMEOUT_S,
+                         MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     if (!g_ops) {
         MHD_stop_daemon(g_tls);
         g_tls = NULL;
@@ -509,33 +511,28 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     return true;
 }
 
-void jg_transport_set_draining(void)
-{
+void jg_transport_set_draining(void) {
     atomic_store(&g_draining, true);
 }
 
-bool jg_transport_draining(void)
-{
+bool jg_transport_draining(void) {
     return atomic_load(&g_draining);
 }
 
-void jg_transport_quiesce(void)
-{
+void jg_transport_quiesce(void) {
     atomic_store(&g_closing, true);
     if (!g_tls) return;
     MHD_socket fd = MHD_quiesce_daemon(g_tls);
     if (fd != MHD_INVALID_SOCKET) close(fd);
 }
 
-unsigned jg_transport_connections(void)
-{
+unsigned jg_transport_connections(void) {
     if (!g_tls) return 0;
     const union MHD_DaemonInfo *i = MHD_get_daemon_info(g_tls, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return i ? i->num_connections : 0;
 }
 
-void jg_transport_stop(void)
-{
+void jg_transport_stop(void) {
     if (g_tls) MHD_stop_daemon(g_tls);
     if (g_ops) MHD_stop_daemon(g_ops);
     g_tls = g_ops = NULL;

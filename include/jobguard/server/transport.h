@@ -14,15 +14,15 @@
 struct jg_server_config {
     const char *bind_address;
     uint16_t port, ops_port;
-    unsigned threads;                 /* MHD thread pool size (> 0) */
-    unsigned max_connections;         /* MHD_OPTION_CONNECTION_LIMIT */
-    unsigned max_connections_per_ip;  /* 0: unlimited */
-    unsigned connection_timeout_s;    /* idle timeout, 0: none */
-    size_t connection_memory_limit;   /* MHD per-connection pool (headers and read buffer) */
-    size_t max_header_bytes;          /* request line + headers, else 431 */
-    const char *tls_priorities;       /* GnuTLS priority string */
-    const char *client_ca_pem;        /* NULL: no client authentication */
-    const char *client_cn;            /* NULL or "": any CN signed by the client CA */
+    unsigned threads;                /* MHD thread pool size (> 0) */
+    unsigned max_connections;        /* MHD_OPTION_CONNECTION_LIMIT */
+    unsigned max_connections_per_ip; /* 0: unlimited */
+    unsigned connection_timeout_s;   /* idle timeout, 0: none */
+    size_t connection_memory_limit;  /* MHD per-connection pool (headers and read buffer) */
+    size_t max_header_bytes;         /* request line + headers, else 431 */
+    const char *tls_priorities;      /* GnuTLS priority string */
+    const char *client_ca_pem;       /* NULL: no client authentication */
+    const char *client_cn;           /* NULL or "": any CN signed by the client CA */
     unsigned shutdown_delay_s, drain_timeout_s;
     struct jg_config engine;
 };
@@ -32,8 +32,8 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
 
 void jg_transport_set_draining(void); /* /readyz answers 503 from now on */
 bool jg_transport_draining(void);
-void jg_transport_quiesce(void);      /* stop accepting; responses carry Connection: close */
+void jg_transport_quiesce(void);         /* stop accepting; responses carry Connection: close */
 unsigned jg_transport_connections(void); /* open connections of the TLS daemon */
-void jg_transport_stop(void);         /* closes everything that is left */
+void jg_transport_stop(void);            /* closes everything that is left */
 
 #endif

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The corpus through a client that behaves like kube-apiserver: Go's TLS stack trusting only the
+# caBundle, ServerName = jobguard.default.svc, HTTP/1.1 keep-alive, POST /validate?timeout=10s.
+# Every tests/cases review must give the expected allowed, uid and causes (field list); the
+# shared reviews their documented verdict; all over one reused connection.
+source "$(dirname "$0")/lib.sh"
+jg_init "$@"
+build_apiclient || { fail "Go client build"; jg_finish; }
+
+CERTS=$TMP/certs
+mkcerts "$CERTS" || { fail "certificates"; jg_finish; }
+start_server go --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+	--service-name "$SVC_DNS" --shutdown-delay 0 --log-level warn || { fail "server start"; jg_finish; }
+
+files=() want=()
+for dir in "$CASES_DIR"/*/; do
+	[[ -f $dir/review.json && -f $dir/expected.json && ! -f $dir/args ]] || continue
+	files+=("$dir/review.json")
+	want+=("$(basename "$dir")/review.json $(jq -r '"\(.apiVersion) \(.response.allowed) \(.response.uid) \([.response.status.details.causes[]?.field] | join("|"))"' "$dir/expected.json")")
+done
+if [[ -d $REVIEWS_DIR ]]; then
+	for f in "$REVIEWS_DIR"/*.json; do
+		b=$(basename "$f")
+		[[ -n ${REVIEW_ALLOWED[$b]:-} ]] || continue
+		files+=("$f")
+		want+=("$(basename "$REVIEWS_DIR")/$b admission.k8s.io/v1 ${REVIEW_ALLOWED[$b]} $(jq -r .request.uid "$f") *")
+	done
+fi
+"$TMP/apiclient" -addr "127.0.0.1:$PORT" -server-name "$SVC_DNS" -cacert "$CERTS/ca.crt" "${files[@]}" >"$TMP/go.out" 2>&1
+expect_eq "Go client exit status (no transport error)" 0 "$?"
+mapfile -t got <"$TMP/go.out"
+expect_eq "one answer per review" "${#files[@]}" "${#got[@]}"
+n_ok=0 bad=()
+for i in "${!files[@]}"; do
+	line=${got[$i]:-}
+	g=$(sed -E 's/^file=([^ ]*) status=([0-9]+) api=([^ ]*) allowed=([a-z]*) uid=([^ ]*) code=[0-9]+ causes=([^ ]*) .*/\1 \3 \4 \5 \6/' <<<"$line")
+	w=${want[$i]}
+	[[ $w == *' *' ]] && g="${g% *} *" # shared reviews: causes not listed in their README
+	if [[ $line == *" status=200 "* && $g == "$w" ]]; then n_ok=$((n_ok + 1)); else bad+=("$line"); fi
+done
+expect_eq "every review: HTTP 200 with the expected allowed, uid and causes" "${#files[@]}" "$n_ok"
+for b in "${bad[@]:0:5}"; do echo "#   $b"; done
+expect_eq "HTTP/1.1 on every request" 0 "$(grep -vc 'proto=HTTP/1.1' "$TMP/go.out")"
+expect_eq "one connection, reused for all but the first request" "1 $((${#files[@]} - 1))" \
+	"$(grep -c 'reused=false' "$TMP/go.out") $(grep -c 'reused=true' "$TMP/go.out")"
+expect_match "TLS 1.3 negotiated by Go" 'tls=1.3' "${got[0]:-}"
+# A client that trusts another CA, or asks for another name, must fail the handshake.
+new_ca "$TMP/otherca" other
+"$TMP/apiclient" -addr "127.0.0.1:$PORT" -server-name "$SVC_DNS" -cacert "$TMP/otherca/ca.crt" "${files[0]}" >"$TMP/x.out" 2>&1
+expect_match "Go client with a foreign caBundle: x509 error" 'error .*x509' "$(cat "$TMP/x.out")"
+"$TMP/apiclient" -addr "127.0.0.1:$PORT" -server-name jobguard.elsewhere.svc -cacert "$CERTS/ca.crt" "${files[0]}" >"$TMP/x.out" 2>&1
+expect_match "Go client for another service name: certificate name error" 'error .*(x509|certificate)' "$(cat "$TMP/x.out")"
+stop_server
+expect_eq "server exits 0" 0 "$SERVER_RC"
+jg_finish

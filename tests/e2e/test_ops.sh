@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Ops port: /healthz, /readyz, /metrics (every metric with # HELP and # TYPE, counters that move
+# with requests), 404/405 there, and the JSON log lines (startup config, denial, refusal).
+source "$(dirname "$0")/lib.sh"
+jg_init "$@"
+
+CERTS=$TMP/certs
+mkcerts "$CERTS" || { fail "certificates"; jg_finish; }
+start_server main --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+	--shutdown-delay 0 || { fail "server start"; jg_finish; }
+
+code=$(curl -sS -o "$TMP/b" -w '%{http_code}' "$OPS_URL/healthz")
+expect_eq "/healthz: 200 ok" "200 ok" "$code $(cat "$TMP/b")"
+code=$(curl -sS -o "$TMP/b" -w '%{http_code}' "$OPS_URL/readyz")
+expect_eq "/readyz: 200 ok with a valid certificate" "200 ok" "$code $(cat "$TMP/b")"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "$OPS_URL/nope")
+expect_eq "ops: unknown path 404" 404 "$code"
+code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -d x "$OPS_URL/metrics")
+expect_eq "ops: POST /metrics 405" 405 "$code"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "https://127.0.0.1:$OPS/healthz" 2>/dev/null)
+expect_eq "ops port is plain HTTP (no TLS)" 000 "$code"
+
+curl -sS -D "$TMP/mh" -o "$TMP/m0" "$OPS_URL/metrics"
+expect_match "/metrics Content-Type is the Prometheus text format" 'text/plain; version=0.0.4' "$(tr -d '\r' <"$TMP/mh")"
+for m in jobguard_admission_requests_total:counter jobguard_admission_duration_seconds:histogram \
+	jobguard_rule_violations_total:counter jobguard_requests_in_flight:gauge \
+	jobguard_http_responses_total:counter jobguard_certificate_expiry_timestamp_seconds:gauge \
+	jobguard_certificate_reloads_total:counter jobguard_build_info:gauge; do
+	name=${m%%:*} type=${m#*:}
+	if grep -q "^# HELP $name " "$TMP/m0" && grep -q "^# TYPE $name $type\$" "$TMP/m0"; then
+		pass "$name has # HELP and # TYPE $type"
+	else fail "$name: missing # HELP/# TYPE $type"; fi
+done
+bad=$(grep -v '^#' "$TMP/m0" | grep -vE '^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*",?)*\})? -?[0-9.e+Inf-]+$' | head -3)
+expect_eq "every sample line is well-formed" "" "$bad"
+others=$(grep -v '^#' "$TMP/m0" | grep -v '^jobguard_' | head -3)
+expect_eq "no metric outside the jobguard_ namespace" "" "$others"
+n_series=$(grep -c '^jobguard_rule_violations_total{rule=' "$TMP/m0")
+if [[ $n_series -ge 30 ]]; then pass "rule violation series exist at 0 before any request ($n_series rules)"; else fail "only $n_series rule series"; fi
+expect_eq "  ALWAYS-ManagedByFormat starts at 0" 0 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat"}')"
+ver=$("$JG" --version | awk '{print $2}')
+expect_eq "build_info carries the version" 1 "$(metric "jobguard_build_info{version=\"$ver\"}")"
+not_after=$(date -d "$(openssl x509 -in "$CERTS/tls.crt" -noout -enddate | cut -d= -f2)" +%s)
+expect_eq "certificate expiry = notAfter of tls.crt" "$not_after" "$(metric jobguard_certificate_expiry_timestamp_seconds)"
+expect_eq "requests_in_flight is 0 at rest" 0 "$(metric jobguard_requests_in_flight)"
+expect_eq "reloads start at 0 (success)" 0 "$(metric 'jobguard_certificate_reloads_total{result="success"}')"
+expect_eq "reloads start at 0 (failure)" 0 "$(metric 'jobguard_certificate_reloads_total{result="failure"}')"
+
+# Counters move.
+ALLOW_S='jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed"}'
+DENY_C='jobguard_admission_requests_total{resource="jobs",subresource="",operation="CREATE",verdict="denied"}'
+BADREQ='jobguard_admission_requests_total{resource="",subresource="",operation="",verdict="bad_request"}'
+RULE='jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat"}'
+H200='jobguard_http_responses_total{code="200"}'
+H404='jobguard_http_responses_total{code="404"}'
+H413='jobguard_http_responses_total{code="413"}'
+COUNT=jobguard_admission_duration_seconds_count
+INF='jobguard_admission_duration_seconds_bucket{le="+Inf"}'
+declare -A before
+for k in "$ALLOW_S" "$DENY_C" "$BADREQ" "$RULE" "$H200" "$H404" "$H413" "$COUNT"; do before[$k]=$(metric "$k"); done
+
+DENY_FILE=$CASES_DIR/e10-create-uppercase-host/review.json
+ALLOW_FILE=$TMP/allow-status.json
+cat >"$ALLOW_FILE" <<'JSON'
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-ops-1","kind":{"group":"batch","version":"v1","kind":"Job"},"resource":{"group":"batch","version":"v1","resource":"jobs"},"subResource":"status","name":"j","namespace":"default","operation":"UPDATE","userInfo":{"username":"system:serviceaccount:kube-system:job-controller"},"object":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}],"restartPolicy":"Never"}}},"status":{"active":1}},"oldObject":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}],"restartPolicy":"Never"}}},"status":{}},"dryRun":false}}
+JSON
+for i in 1 2 3; do post "$ALLOW_FILE" >/dev/null; done
+expect_eq "  allowed status update answered allowed" true "$(jq -r .response.allowed "$TMP/resp.json")"
+post "$DENY_FILE" >/dev/null
+expect_eq "  bad managedBy CREATE answered denied" false "$(jq -r .response.allowed "$TMP/resp.json")"
+jcurl -o /dev/null -H 'Content-Type: application/json' -d '{' "$URL/validate"
+jcurl -o /dev/null "$URL/nowhere"
+jcurl -o /dev/null -H 'Content-Type: application/json' -H "Content-Length: 99999999" -d x "$URL/validate" 2>/dev/null
+
+expect_eq "requests_total{jobs,status,UPDATE,allowed} +3" $((before[$ALLOW_S] + 3)) "$(metric "$ALLOW_S")"
+expect_eq "requests_total{jobs,CREATE,denied} +1" $((before[$DENY_C] + 1)) "$(metric "$DENY_C")"
+expect_eq "requests_total{bad_request} +1 (malformed JSON)" $((before[$BADREQ] + 1)) "$(metric "$BADREQ")"
+expect_eq "rule_violations{ALWAYS-ManagedByFormat} +1" $((before[$RULE] + 1)) "$(metric "$RULE")"
+expect_eq "http_responses{200} +5" $((before[$H200] + 5)) "$(metric "$H200")"
+expect_eq "http_responses{404} +1" $((before[$H404] + 1)) "$(metric "$H404")"
+expect_eq "http_responses{413} +1" $((before[$H413] + 1)) "$(metric "$H413")"
+expect_eq "duration histogram count +5" $((before[$COUNT] + 5)) "$(metric "$COUNT")"
+expect_eq "  +Inf bucket = count" "$(metric "$COUNT")" "$(metric "$INF")"
+expect_eq "requests_in_flight back to 0" 0 "$(metric jobguard_requests_in_flight)"
+curl -sS -o "$TMP/m1" "$OPS_URL/metrics"
+mono=$(grep '^jobguard_admission_duration_seconds_bucket' "$TMP/m1" | awk '{ if ($2 < prev) bad = 1; prev = $2 } END { print bad ? "no" : "yes" }')
+expect_eq "histogram buckets are cumulative" yes "$mono"
+expect_match "histogram has sub-millisecond buckets" 'le="0.0001"' "$(cat "$TMP/m1")"
+
+# Logs (JSON, stderr): startup configuration, one line per denial and per refusal.
+sleep 0.2
+start=$(grep -m1 '"msg":"starting jobguard"' "$SERVER_LOG")
+expect_match "startup line carries the effective configuration" '"port":'"$PORT"'.*"max_connections":1024.*"connection_timeout":30' "$start"
+den=$(grep '"msg":"admission denied"' "$SERVER_LOG" | tail -1)
+expect_eq "denial log line: uid, namespace, name, user, operation, subresource, rules, message" \
+	"e10-create-uppercase-host|CREATE|ALWAYS-ManagedByFormat|true" \
+	"$(jq -r '"\(.uid)|\(.operation)|\(.rules|join(","))|\(has("namespace") and has("name") and has("user") and has("subresource") and (.message|test("spec.managedBy")))"' <<<"$den" 2>&1)"
+ref=$(grep '"msg":"request refused"' "$SERVER_LOG" | grep -c '"code":404')
+expect_eq "refusal log line for the 404" 1 "$ref"
+alw=$(grep -c '"msg":"admission allowed"' "$SERVER_LOG")
+expect_eq "allowed requests are not logged at info" 0 "$alw"
+if jq -e . "$SERVER_LOG" >/dev/null 2>&1; then pass "every log line is JSON"; else fail "non-JSON log line"; fi
+
+stop_server
+expect_eq "server exits 0" 0 "$SERVER_RC"
+
+# Text format and debug level.
+start_server text --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+	--shutdown-delay 0 --log-format text --log-level debug || { fail "server start (text)"; jg_finish; }
+post "$ALLOW_FILE" >/dev/null
+sleep 0.2
+expect_match "text log with --log-level debug shows allowed requests" 'debug admission allowed uid=u-ops-1' "$(cat "$SERVER_LOG")"
+stop_server
+expect_eq "server exits 0" 0 "$SERVER_RC"
+jg_finish
