@@ -9,15 +9,13 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
+static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
+static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         perror(path);
@@ -32,14 +30,15 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long iterations = 0;
     double seconds = 1.0;
     int first = 1;
     while (first < argc && argv[first][0] == '-') {
-        if (strcmp(argv[first], "-n") == 0 && first + 1 < argc) iterations = atol(argv[++first]);
-        else if (strcmp(argv[first], "-t") == 0 && first + 1 < argc) seconds = atof(argv[++first]);
+        if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
+            iterations = atol(argv[++first]);
+        else if (strcmp(argv[first], "-t") == 0 && first + 1 < argc)
+            seconds = atof(argv[++first]);
         else {
             fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...\n");
             return 2;
@@ -62,7 +61,8 @@ int main(int argc, char **argv)
         long n = 0;
         double start = now(), elapsed;
         do {
-            for (int k = 0; k < 100; k++) jg_admit(body, len, &cfg, &out, NULL);
+            for (int k = 0; k < 100; k++)
+                jg_admit(body, len, &cfg, &out, NULL);
             n += 100;
             elapsed = now() - start;
         } while (iterations ? n < iterations : elapsed < seconds);
@@ -71,7 +71,8 @@ int main(int argc, char **argv)
         const char *base = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
         if (strcmp(base, "review.json") == 0 && base - argv[f] >= 2) {
             const char *end = base - 1, *start = end;
-            while (start > argv[f] && start[-1] != '/') start--;
+            while (start > argv[f] && start[-1] != '/')
+                start--;
             snprintf(name, sizeof name, "%.*s", (int)(end - start), start);
         } else {
             snprintf(name, sizeof name, "%s", base);

@@ -12,26 +12,22 @@ const char jg_oom_response[] =
     "\"\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\",\"message\":"
     "\"jobguard: out of memory\",\"reason\":\"InternalError\",\"code\":500}}}";
 
-void jg_outcome_init(struct jg_outcome *o)
-{
+void jg_outcome_init(struct jg_outcome *o) {
     memset(o, 0, sizeof *o);
 }
 
-void jg_outcome_free(struct jg_outcome *o)
-{
+void jg_outcome_free(struct jg_outcome *o) {
     jg_buf_free(&o->message);
     jg_buf_free(&o->causes);
 }
 
-static void copy(char *dst, size_t cap, jg_str s)
-{
+static void copy(char *dst, size_t cap, jg_str s) {
     size_t n = s.n < cap - 1 ? s.n : cap - 1;
     if (n) memcpy(dst, s.p, n);
     dst[n] = '\0';
 }
 
-static void describe(struct jg_outcome *o, const struct jg_request *q)
-{
+static void describe(struct jg_outcome *o, const struct jg_request *q) {
     copy(o->uid, sizeof o->uid, q->uid);
     copy(o->namespace_, sizeof o->namespace_, q->namespace_);
     copy(o->name, sizeof o->name, q->object.name.n ? q->object.name : q->name);
@@ -42,8 +38,7 @@ static void describe(struct jg_outcome *o, const struct jg_request *q)
     o->dry_run = q->dry_run;
 }
 
-static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o)
-{
+static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o) {
     jg_buf_reset(response);
     jg_buf_put(response, jg_oom_response, sizeof jg_oom_response - 1);
     /* If even that failed, response->oom stays set and the caller sends jg_oom_response. */
@@ -55,8 +50,7 @@ static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o)
 }
 
 enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config *cfg,
-                                jg_buf *response, struct jg_outcome *out)
-{
+                                jg_buf *response, struct jg_outcome *out) {
     struct jg_outcome local;
     struct jg_outcome *o = out ? out : &local;
     if (!out) jg_outcome_init(&local);
@@ -85,7 +79,8 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
         bool cron = q->target == JG_TARGET_CRONJOB;
         const char *kind = cron ? "CronJob" : "Job";
         jg_str name = q->object.name.n ? q->object.name : q->name;
-        for (size_t i = 0; i < errs.n; i++) o->rules |= UINT64_C(1) << errs.v[i].rule;
+        for (size_t i = 0; i < errs.n; i++)
+            o->rules |= UINT64_C(1) << errs.v[i].rule;
         jg_render_message(&errs, kind, "batch", name, &o->message);
         for (size_t i = 0; i < errs.n; i++) {
             jg_str f = jg_err_field(&errs, i), b = jg_err_body(&errs, i);
@@ -107,8 +102,7 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
 }
 
 enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *cfg,
-                         jg_buf *response, struct jg_outcome *out)
-{
+                         jg_buf *response, struct jg_outcome *out) {
     struct jg_outcome local;
     struct jg_outcome *o = out ? out : &local;
     if (!out) jg_outcome_init(&local);
@@ -142,8 +136,7 @@ enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *c
     return v;
 }
 
-void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out)
-{
+void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out) {
     bool first = true;
     for (size_t i = 0; i < JG_RULE_COUNT; i++) {
         if (!(o->rules & (UINT64_C(1) << i))) continue;

@@ -7,30 +7,25 @@ static jg_malloc_fn m_fn = malloc;
 static jg_realloc_fn r_fn = realloc;
 static jg_free_fn f_fn = free;
 
-void *jg_malloc(size_t n)
-{
+void *jg_malloc(size_t n) {
     return m_fn(n ? n : 1);
 }
 
-void *jg_realloc(void *p, size_t n)
-{
+void *jg_realloc(void *p, size_t n) {
     return r_fn(p, n ? n : 1);
 }
 
-void jg_free(void *p)
-{
+void jg_free(void *p) {
     f_fn(p);
 }
 
-void jg_alloc_set(jg_malloc_fn m, jg_realloc_fn r, jg_free_fn f)
-{
+void jg_alloc_set(jg_malloc_fn m, jg_realloc_fn r, jg_free_fn f) {
     m_fn = m ? m : malloc;
     r_fn = r ? r : realloc;
     f_fn = f ? f : free;
     jg_alloc_install_jansson();
 }
 
-void jg_alloc_install_jansson(void)
-{
+void jg_alloc_install_jansson(void) {
     json_set_alloc_funcs(m_fn, f_fn);
 }

@@ -10,21 +10,18 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
-void jg_buf_free(jg_buf *b)
-{
+void jg_buf_free(jg_buf *b) {
     jg_free(b->data);
     *b = (jg_buf)JG_BUF_INIT;
 }
 
-void jg_buf_reset(jg_buf *b)
-{
+void jg_buf_reset(jg_buf *b) {
     b->len = 0;
     b->oom = false;
     if (b->data) b->data[0] = '\0';
 }
 
-bool jg_buf_reserve(jg_buf *b, size_t extra)
-{
+bool jg_buf_reserve(jg_buf *b, size_t extra) {
     if (b->oom) return false;
     if (extra > SIZE_MAX / 2 - b->len) {
         b->oom = true;
@@ -33,7 +30,8 @@ bool jg_buf_reserve(jg_buf *b, size_t extra)
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return true;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     char *p = jg_realloc(b->data, cap);
     if (!p) {
         b->oom = true;
@@ -44,26 +42,22 @@ bool jg_buf_reserve(jg_buf *b, size_t extra)
     return true;
 }
 
-void jg_buf_put(jg_buf *b, const char *s, size_t n)
-{
+void jg_buf_put(jg_buf *b, const char *s, size_t n) {
     if (!jg_buf_reserve(b, n)) return;
     if (n) memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
 }
 
-void jg_buf_puts(jg_buf *b, const char *s)
-{
+void jg_buf_puts(jg_buf *b, const char *s) {
     jg_buf_put(b, s, strlen(s));
 }
 
-void jg_buf_putc(jg_buf *b, char c)
-{
+void jg_buf_putc(jg_buf *b, char c) {
     jg_buf_put(b, &c, 1);
 }
 
-void jg_buf_printf(jg_buf *b, const char *fmt, ...)
-{
+void jg_buf_printf(jg_buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -75,8 +69,7 @@ void jg_buf_printf(jg_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void jg_buf_put_i64(jg_buf *b, int64_t v)
-{
+void jg_buf_put_i64(jg_buf *b, int64_t v) {
     char tmp[24];
     int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
     jg_buf_put(b, tmp, (size_t)n);
@@ -86,28 +79,26 @@ void jg_buf_put_i64(jg_buf *b, int64_t v)
  * Approximated by excluding the categories that are never printable (C1 controls, non-ASCII
  * spaces, line/paragraph separators, the common format characters, private use and
  * noncharacters); unassigned code points are treated as printable. */
-static bool go_is_print_nonascii(uint32_t r)
-{
-    if (r <= 0x9F) return false;                      /* C1 controls */
-    if (r == 0xA0 || r == 0xAD) return false;         /* NBSP (Zs), soft hyphen (Cf) */
-    if (r >= 0x600 && r <= 0x605) return false;       /* Arabic number signs (Cf) */
+static bool go_is_print_nonascii(uint32_t r) {
+    if (r <= 0x9F) return false;                /* C1 controls */
+    if (r == 0xA0 || r == 0xAD) return false;   /* NBSP (Zs), soft hyphen (Cf) */
+    if (r >= 0x600 && r <= 0x605) return false; /* Arabic number signs (Cf) */
     if (r == 0x61C || r == 0x6DD || r == 0x70F) return false;
     if (r == 0x1680 || r == 0x180E) return false;
-    if (r >= 0x2000 && r <= 0x200F) return false;     /* spaces, ZW*, LRM/RLM */
-    if (r >= 0x2028 && r <= 0x202F) return false;     /* LS, PS, bidi embeddings, NNBSP */
-    if (r >= 0x205F && r <= 0x206F) return false;     /* MMSP, invisible operators, bidi */
+    if (r >= 0x2000 && r <= 0x200F) return false; /* spaces, ZW*, LRM/RLM */
+    if (r >= 0x2028 && r <= 0x202F) return false; /* LS, PS, bidi embeddings, NNBSP */
+    if (r >= 0x205F && r <= 0x206F) return false; /* MMSP, invisible operators, bidi */
     if (r == 0x3000 || r == 0xFEFF) return false;
-    if (r >= 0xE000 && r <= 0xF8FF) return false;     /* private use */
-    if (r >= 0xFDD0 && r <= 0xFDEF) return false;     /* noncharacters */
-    if (r >= 0xFFF9 && r <= 0xFFFB) return false;     /* interlinear annotation (Cf) */
-    if ((r & 0xFFFE) == 0xFFFE) return false;         /* U+xxFFFE, U+xxFFFF */
-    if (r >= 0xE0000 && r <= 0xE007F) return false;   /* tags (Cf) */
-    if (r >= 0xF0000) return false;                   /* supplementary private use */
+    if (r >= 0xE000 && r <= 0xF8FF) return false;   /* private use */
+    if (r >= 0xFDD0 && r <= 0xFDEF) return false;   /* noncharacters */
+    if (r >= 0xFFF9 && r <= 0xFFFB) return false;   /* interlinear annotation (Cf) */
+    if ((r & 0xFFFE) == 0xFFFE) return false;       /* U+xxFFFE, U+xxFFFF */
+    if (r >= 0xE0000 && r <= 0xE007F) return false; /* tags (Cf) */
+    if (r >= 0xF0000) return false;                 /* supplementary private use */
     return true;
 }
 
-void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
-{
+void jg_buf_go_quote(jg_buf *b, const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
     if (!jg_buf_reserve(b, n + 2)) return;
     jg_buf_putc(b, '"');
@@ -115,7 +106,8 @@ void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
     while (i < n) {
         /* Copy the longest run that needs no escaping in one go. */
         size_t j = i;
-        while (j < n && s[j] >= 0x20 && s[j] < 0x7F && s[j] != '"' && s[j] != '\\') j++;
+        while (j < n && s[j] >= 0x20 && s[j] < 0x7F && s[j] != '"' && s[j] != '\\')
+            j++;
         if (j > i) {
             jg_buf_put(b, str + i, j - i);
             i = j;
@@ -136,13 +128,27 @@ void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
             jg_buf_put(b, str + i, w);
         } else {
             switch (r) {
-            case '\a': jg_buf_put(b, "\\a", 2); break;
-            case '\b': jg_buf_put(b, "\\b", 2); break;
-            case '\f': jg_buf_put(b, "\\f", 2); break;
-            case '\n': jg_buf_put(b, "\\n", 2); break;
-            case '\r': jg_buf_put(b, "\\r", 2); break;
-            case '\t': jg_buf_put(b, "\\t", 2); break;
-            case '\v': jg_buf_put(b, "\\v", 2); break;
+            case '\a':
+                jg_buf_put(b, "\\a", 2);
+                break;
+            case '\b':
+                jg_buf_put(b, "\\b", 2);
+                break;
+            case '\f':
+                jg_buf_put(b, "\\f", 2);
+                break;
+            case '\n':
+                jg_buf_put(b, "\\n", 2);
+                break;
+            case '\r':
+                jg_buf_put(b, "\\r", 2);
+                break;
+            case '\t':
+                jg_buf_put(b, "\\t", 2);
+                break;
+            case '\v':
+                jg_buf_put(b, "\\v", 2);
+                break;
             default:
                 if (r < 0x20 || r == 0x7F) {
                     char e[4] = {'\\', 'x', hexdigits[r >> 4], hexdigits[r & 15]};
@@ -159,8 +165,7 @@ void jg_buf_go_quote(jg_buf *b, const char *str, size_t n)
     jg_buf_putc(b, '"');
 }
 
-void jg_buf_json_string(jg_buf *b, const char *str, size_t n)
-{
+void jg_buf_json_string(jg_buf *b, const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
     if (!jg_buf_reserve(b, n + 2)) return;
     jg_buf_putc(b, '"');
@@ -178,13 +183,27 @@ void jg_buf_json_string(jg_buf *b, const char *str, size_t n)
         unsigned char c = s[i];
         if (c < 0x80) {
             switch (c) {
-            case '"': jg_buf_put(b, "\\\"", 2); break;
-            case '\\': jg_buf_put(b, "\\\\", 2); break;
-            case '\n': jg_buf_put(b, "\\n", 2); break;
-            case '\r': jg_buf_put(b, "\\r", 2); break;
-            case '\t': jg_buf_put(b, "\\t", 2); break;
-            case '\b': jg_buf_put(b, "\\b", 2); break;
-            case '\f': jg_buf_put(b, "\\f", 2); break;
+            case '"':
+                jg_buf_put(b, "\\\"", 2);
+                break;
+            case '\\':
+                jg_buf_put(b, "\\\\", 2);
+                break;
+            case '\n':
+                jg_buf_put(b, "\\n", 2);
+                break;
+            case '\r':
+                jg_buf_put(b, "\\r", 2);
+                break;
+            case '\t':
+                jg_buf_put(b, "\\t", 2);
+                break;
+            case '\b':
+                jg_buf_put(b, "\\b", 2);
+                break;
+            case '\f':
+                jg_buf_put(b, "\\f", 2);
+                break;
             default: {
                 char e[6] = {'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 15]};
                 jg_buf_put(b, e, 6);

@@ -8,36 +8,37 @@
 
 enum { EXIT_ALLOWED = 0, EXIT_DENIED = 1, EXIT_UNREADABLE = 2 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: jobguard check [options] [FILE|-]\n"
-            "       jobguard check [options] --new NEW.json [--old OLD.json] [--subresource status]\n"
-            "\n"
-            "Decides one AdmissionReview (admission.k8s.io/v1 or v1beta1) read from FILE or stdin\n"
-            "and prints the response AdmissionReview on stdout. With --new/--old it checks raw\n"
-            "Job (or CronJob) objects instead: --new alone is a CREATE, --old and --new an UPDATE\n"
-            "of the main resource, or of jobs/status with --subresource status.\n"
-            "\n"
-            "Options:\n"
-            "  --explain              also print a human-readable verdict on stderr, one line\n"
-            "                         per error as kubectl prints them\n"
-            "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
-            "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
-            "  --new FILE             the new object (raw Job/CronJob JSON)\n"
-            "  --old FILE             the stored object (makes it an UPDATE)\n"
-            "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
-            "  --help                 this text\n"
-            "\n"
-            "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
+static void usage(FILE *f) {
+    fprintf(
+        f,
+        "Usage: jobguard check [options] [FILE|-]\n"
+        "       jobguard check [options] --new NEW.json [--old OLD.json] [--subresource status]\n"
+        "\n"
+        "Decides one AdmissionReview (admission.k8s.io/v1 or v1beta1) read from FILE or stdin\n"
+        "and prints the response AdmissionReview on stdout. With --new/--old it checks raw\n"
+        "Job (or CronJob) objects instead: --new alone is a CREATE, --old and --new an UPDATE\n"
+        "of the main resource, or of jobs/status with --subresource status.\n"
+        "\n"
+        "Options:\n"
+        "  --explain              also print a human-readable verdict on stderr, one line\n"
+        "                         per error as kubectl prints them\n"
+        "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
+        "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
+        "  --new FILE             the new object (raw Job/CronJob JSON)\n"
+        "  --old FILE             the stored object (makes it an UPDATE)\n"
+        "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
+        "  --help                 this text\n"
+        "\n"
+        "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
 }
 
 /* Parses the options shared by check and serve: --parity and --disable-rule. */
-static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg)
-{
+static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg) {
     if (strcmp(flag, "--parity") == 0) {
-        if (strcmp(value, "1.35") == 0) cfg->parity = JG_PARITY_1_35;
-        else if (strcmp(value, "1.36") == 0) cfg->parity = JG_PARITY_1_36;
+        if (strcmp(value, "1.35") == 0)
+            cfg->parity = JG_PARITY_1_35;
+        else if (strcmp(value, "1.36") == 0)
+            cfg->parity = JG_PARITY_1_36;
         else {
             fprintf(stderr, "jobguard check: --parity: unsupported %s (1.35 or 1.36)\n", value);
             return false;
@@ -54,8 +55,7 @@ static bool parse_config_flag(const char *flag, const char *value, struct jg_con
     return true;
 }
 
-static void explain(const struct jg_outcome *o, const char *kind)
-{
+static void explain(const struct jg_outcome *o, const char *kind) {
     const char *who = o->name[0] ? o->name : "(unnamed)";
     switch (o->verdict) {
     case JG_VERDICT_ALLOWED:
@@ -64,7 +64,8 @@ static void explain(const struct jg_outcome *o, const char *kind)
                 o->namespace_[0] ? "/" : "", who);
         break;
     case JG_VERDICT_DENIED: {
-        /* kubectl prints one "The <Kind> "<name>" is invalid: <field>: <message>" line per cause. */
+        /* kubectl prints one "The <Kind> "<name>" is invalid: <field>: <message>" line per cause.
+         */
         const char *p = o->causes.data ? o->causes.data : "";
         while (*p) {
             const char *nl = strchr(p, '\n');
@@ -79,8 +80,7 @@ static void explain(const struct jg_outcome *o, const char *kind)
     }
 }
 
-int jg_cmd_check(int argc, char **argv)
-{
+int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL;
     bool want_explain = false;
@@ -100,10 +100,14 @@ int jg_cmd_check(int argc, char **argv)
                 return EXIT_UNREADABLE;
             }
             const char *v = argv[++i];
-            if (strcmp(a, "--new") == 0) new_path = v;
-            else if (strcmp(a, "--old") == 0) old_path = v;
-            else if (strcmp(a, "--subresource") == 0) sub = v;
-            else if (!parse_config_flag(a, v, &cfg)) return EXIT_UNREADABLE;
+            if (strcmp(a, "--new") == 0)
+                new_path = v;
+            else if (strcmp(a, "--old") == 0)
+                old_path = v;
+            else if (strcmp(a, "--subresource") == 0)
+                sub = v;
+            else if (!parse_config_flag(a, v, &cfg))
+                return EXIT_UNREADABLE;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "jobguard check: unknown option %s\n", a);
             usage(stderr);
@@ -135,7 +139,8 @@ int jg_cmd_check(int argc, char **argv)
     int rc = EXIT_UNREADABLE;
     if (new_path) {
         if (!jg_read_file(new_path, JG_MAX_BODY_BYTES, &in, reason, sizeof reason) ||
-            (old_path && !jg_read_file(old_path, JG_MAX_BODY_BYTES, &old_in, reason, sizeof reason))) {
+            (old_path &&
+             !jg_read_file(old_path, JG_MAX_BODY_BYTES, &old_in, reason, sizeof reason))) {
             fprintf(stderr, "jobguard check: %s\n", reason);
             goto out;
         }
@@ -164,10 +169,15 @@ int jg_cmd_check(int argc, char **argv)
     fputc('\n', stdout);
     if (want_explain) explain(&o, strcmp(o.resource, "cronjobs") == 0 ? "CronJob" : "Job");
     switch (o.verdict) {
-    case JG_VERDICT_ALLOWED: rc = EXIT_ALLOWED; break;
-    case JG_VERDICT_DENIED: rc = EXIT_DENIED; break;
+    case JG_VERDICT_ALLOWED:
+        rc = EXIT_ALLOWED;
+        break;
+    case JG_VERDICT_DENIED:
+        rc = EXIT_DENIED;
+        break;
     default:
-        if (!want_explain) fprintf(stderr, "jobguard check: %s\n", o.message.data ? o.message.data : "");
+        if (!want_explain)
+            fprintf(stderr, "jobguard check: %s\n", o.message.data ? o.message.data : "");
         rc = EXIT_UNREADABLE;
     }
 out:

@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int jg_cmd_rules(int argc, char **argv)
-{
+int jg_cmd_rules(int argc, char **argv) {
     bool markdown = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0) {

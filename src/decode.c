@@ -45,10 +45,10 @@ struct scanner {
 
 /* ---- errors ---- */
 
-static status_t fail(jg_decode_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 static status_t fail(jg_decode_error *err, const char *fmt, ...)
-{
+    __attribute__((format(printf, 2, 3)));
+
+static status_t fail(jg_decode_error *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -57,16 +57,14 @@ static status_t fail(jg_decode_error *err, const char *fmt, ...)
     return JG_DECODE_BAD_REQUEST;
 }
 
-static status_t fail_oom(jg_decode_error *err)
-{
+static status_t fail_oom(jg_decode_error *err) {
     snprintf(err->message, sizeof err->message, "out of memory while decoding the request");
     err->status = JG_DECODE_NO_MEMORY;
     return JG_DECODE_NO_MEMORY;
 }
 
 /* A syntax error at the scanner's position, with 1-based line and column. */
-static status_t syntax(struct scanner *sc, const char *what)
-{
+static status_t syntax(struct scanner *sc, const char *what) {
     int line = 1;
     const char *line_start = sc->start;
     for (const char *q = sc->start; q < sc->p; q++)
@@ -83,12 +81,11 @@ static status_t syntax(struct scanner *sc, const char *what)
         else
             snprintf(shown, sizeof shown, "0x%02x", c);
     }
-    return fail(sc->err, "%s: invalid JSON at line %d, column %d (%s%s): %s", sc->what, line, (int)(sc->p - line_start) + 1, near,
-                shown, what);
+    return fail(sc->err, "%s: invalid JSON at line %d, column %d (%s%s): %s", sc->what, line,
+                (int)(sc->p - line_start) + 1, near, shown, what);
 }
 
-static bool own(struct decoded *d, void *p)
-{
+static bool own(struct decoded *d, void *p) {
     if (d->n_owned == d->cap_owned) {
         size_t cap = d->cap_owned ? d->cap_owned * 2 : 8;
         void **v = jg_realloc(d->owned, cap * sizeof *v);
@@ -105,29 +102,25 @@ static bool own(struct decoded *d, void *p)
 /* Nesting limit, as jansson's JSON_PARSER_MAX_DEPTH: bounds the recursion of skip_value. */
 #define MAX_DEPTH JG_MAX_JSON_DEPTH
 
-static void ws(struct scanner *sc)
-{
+static void ws(struct scanner *sc) {
     while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\n' || *sc->p == '\r' || *sc->p == '\t'))
         sc->p++;
 }
 
-static bool literal(struct scanner *sc, const char *lit, size_t n)
-{
+static bool literal(struct scanner *sc, const char *lit, size_t n) {
     if ((size_t)(sc->end - sc->p) < n || memcmp(sc->p, lit, n) != 0) return false;
     sc->p += n;
     return true;
 }
 
-static int hexval(char c)
-{
+static int hexval(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
 
-static bool hex4(const char *p, uint32_t *v)
-{
+static bool hex4(const char *p, uint32_t *v) {
     *v = 0;
     for (int i = 0; i < 4; i++) {
         int h = hexval(p[i]);
@@ -138,15 +131,13 @@ static bool hex4(const char *p, uint32_t *v)
 }
 
 /* Bytes that end the fast path of a string: '"', '\\', controls, non-ASCII. */
-static inline bool str_special(unsigned char c)
-{
+static inline bool str_special(unsigned char c) {
     return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
 }
 
 /* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
  * body when it has no escapes, else an unescaped copy owned by the review. */
-static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
-{
+static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
     const char *s = ++sc->p; /* past '"' */
     bool escaped = false;
     for (;;) {
@@ -161,7 +152,8 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
             if (hit & high) break;
             sc->p += 8;
         }
-        while (sc->p < sc->end && !str_special((unsigned char)*sc->p)) sc->p++;
+        while (sc->p < sc->end && !str_special((unsigned char)*sc->p))
+            sc->p++;
         if (sc->p >= sc->end) return syntax(sc, "unterminated string");
         unsigned char c = (unsigned char)*sc->p;
         if (c == '"') break;
@@ -175,7 +167,8 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
                 if (sc->end - sc->p < 6 || !hex4(sc->p + 2, &u))
                     return syntax(sc, "invalid \\u escape (4 hex digits expected)");
                 sc->p += 6;
-                if (u >= 0xDC00 && u <= 0xDFFF) return syntax(sc, "lone low surrogate in \\u escape");
+                if (u >= 0xDC00 && u <= 0xDFFF)
+                    return syntax(sc, "lone low surrogate in \\u escape");
                 if (u >= 0xD800 && u <= 0xDBFF) {
                     if (sc->end - sc->p < 6 || sc->p[0] != '\\' || sc->p[1] != 'u' ||
                         !hex4(sc->p + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
@@ -185,10 +178,18 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
                 continue;
             }
             switch (e) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't':
                 sc->p += 2;
                 break;
-            default: return syntax(sc, "invalid escape in a string");
+            default:
+                return syntax(sc, "invalid escape in a string");
             }
             continue;
         }
@@ -219,11 +220,21 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
         char c = q[1];
         q += 2;
         switch (c) {
-        case 'b': buf[n++] = '\b'; break;
-        case 'f': buf[n++] = '\f'; break;
-        case 'n': buf[n++] = '\n'; break;
-        case 'r': buf[n++] = '\r'; break;
-        case 't': buf[n++] = '\t'; break;
+        case 'b':
+            buf[n++] = '\b';
+            break;
+        case 'f':
+            buf[n++] = '\f';
+            break;
+        case 'n':
+            buf[n++] = '\n';
+            break;
+        case 'r':
+            buf[n++] = '\r';
+            break;
+        case 't':
+            buf[n++] = '\t';
+            break;
         case 'u': {
             uint32_t u, lo;
             hex4(q, &u);
@@ -250,7 +261,8 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
             }
             break;
         }
-        default: buf[n++] = c; /* " \ / */
+        default:
+            buf[n++] = c; /* " \ / */
         }
     }
     buf[n] = '\0';
@@ -258,16 +270,14 @@ static status_t string_at(struct scanner *sc, jg_str *out, bool *had_escape)
     return JG_DECODE_OK;
 }
 
-static status_t string(struct scanner *sc, jg_str *out)
-{
+static status_t string(struct scanner *sc, jg_str *out) {
     return string_at(sc, out, NULL);
 }
 
 enum num_kind { NUM_INT, NUM_BIG_INT, NUM_REAL };
 
 /* A number per the JSON grammar. Integers that fit int64 are returned in *v. */
-static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v)
-{
+static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v) {
     bool neg = false;
     if (sc->p < sc->end && *sc->p == '-') {
         neg = true;
@@ -283,8 +293,10 @@ static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v)
     } else {
         while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') {
             unsigned d = (unsigned)(*sc->p++ - '0');
-            if (acc > (UINT64_MAX - d) / 10) big = true;
-            else acc = acc * 10 + d;
+            if (acc > (UINT64_MAX - d) / 10)
+                big = true;
+            else
+                acc = acc * 10 + d;
         }
     }
     *kind = NUM_INT;
@@ -292,7 +304,8 @@ static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v)
         sc->p++;
         if (sc->p >= sc->end || *sc->p < '0' || *sc->p > '9')
             return syntax(sc, "invalid number (digit expected after '.')");
-        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') sc->p++;
+        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9')
+            sc->p++;
         *kind = NUM_REAL;
     }
     if (sc->p < sc->end && (*sc->p == 'e' || *sc->p == 'E')) {
@@ -300,12 +313,15 @@ static status_t number(struct scanner *sc, enum num_kind *kind, int64_t *v)
         if (sc->p < sc->end && (*sc->p == '+' || *sc->p == '-')) sc->p++;
         if (sc->p >= sc->end || *sc->p < '0' || *sc->p > '9')
             return syntax(sc, "invalid number (digit expected in exponent)");
-        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') sc->p++;
+        while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9')
+            sc->p++;
         *kind = NUM_REAL;
     }
     if (*kind == NUM_INT) {
-        if (big || acc > (uint64_t)INT64_MAX + neg) *kind = NUM_BIG_INT;
-        else *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+        if (big || acc > (uint64_t)INT64_MAX + neg)
+            *kind = NUM_BIG_INT;
+        else
+            *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
     }
     return JG_DECODE_OK;
 }
@@ -318,8 +334,7 @@ struct agg {
     bool first;
 };
 
-static status_t enter(struct scanner *sc, struct agg *a)
-{
+static status_t enter(struct scanner *sc, struct agg *a) {
     if (++sc->depth > MAX_DEPTH) return syntax(sc, "nesting deeper than 2048 levels");
     sc->p++; /* past the bracket */
     a->first = true;
@@ -331,8 +346,7 @@ static status_t enter(struct scanner *sc, struct agg *a)
 #define KEY_MAX 64
 
 static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char keybuf[KEY_MAX],
-                         int *more)
-{
+                         int *more) {
     ws(sc);
     if (sc->p < sc->end && *sc->p == '}') {
         sc->p++;
@@ -382,8 +396,7 @@ static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char ke
     return JG_DECODE_OK;
 }
 
-static status_t arr_next(struct scanner *sc, struct agg *a, int *more)
-{
+static status_t arr_next(struct scanner *sc, struct agg *a, int *more) {
     ws(sc);
     if (sc->p < sc->end && *sc->p == ']') {
         sc->p++;
@@ -402,8 +415,7 @@ static status_t arr_next(struct scanner *sc, struct agg *a, int *more)
 }
 
 /* Validates and skips one value. Recursion is bounded by MAX_DEPTH. */
-static status_t skip_value(struct scanner *sc)
-{
+static status_t skip_value(struct scanner *sc) {
     ws(sc);
     if (sc->p >= sc->end) return syntax(sc, "value expected");
     struct agg a;
@@ -426,10 +438,14 @@ static status_t skip_value(struct scanner *sc)
             if (!more) return JG_DECODE_OK;
             TRY(skip_value(sc));
         }
-    case '"': return string(sc, NULL);
-    case 't': return literal(sc, "true", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
-    case 'f': return literal(sc, "false", 5) ? JG_DECODE_OK : syntax(sc, "invalid literal");
-    case 'n': return literal(sc, "null", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    case '"':
+        return string(sc, NULL);
+    case 't':
+        return literal(sc, "true", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    case 'f':
+        return literal(sc, "false", 5) ? JG_DECODE_OK : syntax(sc, "invalid literal");
+    case 'n':
+        return literal(sc, "null", 4) ? JG_DECODE_OK : syntax(sc, "invalid literal");
     default: {
         enum num_kind k = NUM_INT;
         int64_t v;
@@ -440,8 +456,7 @@ static status_t skip_value(struct scanner *sc)
 
 /* Whether the whole input is one valid JSON value (used to give syntax errors precedence). */
 static status_t validate_document(const char *body, size_t len, const char *what,
-                                  jg_decode_error *err)
-{
+                                  jg_decode_error *err) {
     struct scanner sc = {body, body, body + len, 0, NULL, err, what};
     ws(&sc);
     if (sc.p >= sc.end) return fail(err, "%s: empty input", what);
@@ -455,8 +470,7 @@ static status_t validate_document(const char *body, size_t len, const char *what
  * copies rather than snprintf. Truncated to fit; real paths are far shorter. */
 #define PATH_MAX_LEN 160
 
-static void join_path(char out[PATH_MAX_LEN], const char *base, const char *child)
-{
+static void join_path(char out[PATH_MAX_LEN], const char *base, const char *child) {
     size_t b = strnlen(base, 100), c = strnlen(child, PATH_MAX_LEN - 102);
     memcpy(out, base, b);
     out[b] = '.';
@@ -466,15 +480,19 @@ static void join_path(char out[PATH_MAX_LEN], const char *base, const char *chil
 
 /* ---- typed readers: the cursor is at a member value ---- */
 
-static const char *type_name(struct scanner *sc)
-{
+static const char *type_name(struct scanner *sc) {
     switch (sc->p < sc->end ? *sc->p : 0) {
-    case '{': return "an object";
-    case '[': return "an array";
-    case '"': return "a string";
+    case '{':
+        return "an object";
+    case '[':
+        return "an array";
+    case '"':
+        return "a string";
     case 't':
-    case 'f': return "a boolean";
-    case 'n': return "null";
+    case 'f':
+        return "a boolean";
+    case 'n':
+        return "null";
     default: {
         struct scanner probe = *sc;
         enum num_kind k = NUM_INT;
@@ -487,18 +505,16 @@ static const char *type_name(struct scanner *sc)
     }
 }
 
-static bool is_null(struct scanner *sc)
-{
+static bool is_null(struct scanner *sc) {
     return literal(sc, "null", 4);
 }
 
-static status_t wrong_type(struct scanner *sc, const char *path, const char *key, const char *want)
-{
+static status_t wrong_type(struct scanner *sc, const char *path, const char *key,
+                           const char *want) {
     return fail(sc->err, "%s.%s: must be %s, got %s", path, key, want, type_name(sc));
 }
 
-static status_t rd_str(struct scanner *sc, const char *path, const char *key, jg_opt_str *out)
-{
+static status_t rd_str(struct scanner *sc, const char *path, const char *key, jg_opt_str *out) {
     out->set = false;
     out->s = (jg_str){"", 0};
     if (is_null(sc)) return JG_DECODE_OK;
@@ -507,8 +523,7 @@ static status_t rd_str(struct scanner *sc, const char *path, const char *key, jg
     return string(sc, &out->s);
 }
 
-static status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg_opt_i32 *out)
-{
+static status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg_opt_i32 *out) {
     out->set = false;
     out->v = 0;
     if (is_null(sc)) return JG_DECODE_OK;
@@ -530,8 +545,7 @@ static status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg
     return JG_DECODE_OK;
 }
 
-static status_t rd_bool(struct scanner *sc, const char *path, const char *key, bool *out)
-{
+static status_t rd_bool(struct scanner *sc, const char *path, const char *key, bool *out) {
     *out = false;
     if (is_null(sc)) return JG_DECODE_OK;
     if (literal(sc, "true", 4)) {
@@ -542,8 +556,7 @@ static status_t rd_bool(struct scanner *sc, const char *path, const char *key, b
     return wrong_type(sc, path, key, "a boolean");
 }
 
-static status_t rd_time(struct scanner *sc, const char *path, const char *key, jg_time *out)
-{
+static status_t rd_time(struct scanner *sc, const char *path, const char *key, jg_time *out) {
     *out = (jg_time){0};
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '"') return wrong_type(sc, path, key, "an RFC 3339 time string");
@@ -558,8 +571,7 @@ static status_t rd_time(struct scanner *sc, const char *path, const char *key, j
 
 /* Opens an object member: *present=false for null. */
 static status_t rd_object(struct scanner *sc, const char *path, const char *key, struct agg *a,
-                          bool *present)
-{
+                          bool *present) {
     *present = false;
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '{') return wrong_type(sc, path, key, "an object");
@@ -570,8 +582,7 @@ static status_t rd_object(struct scanner *sc, const char *path, const char *key,
 /* Index of `key` in `names`, or -1. A repeat of a key the decoder reads is refused: a
  * parser-differential guard (Go keeps the last, other tools the first). */
 static int known(struct scanner *sc, jg_str key, const char *const *names, int n, uint32_t *seen,
-                 status_t *st)
-{
+                 status_t *st) {
     for (int i = 0; i < n; i++) {
         if (!jg_str_eq_lit(key, names[i])) continue;
         if (*seen & (1u << i)) {
@@ -589,8 +600,7 @@ static int known(struct scanner *sc, jg_str key, const char *const *names, int n
 typedef status_t (*member_fn)(struct scanner *sc, void *ctx, int which);
 
 static status_t members(struct scanner *sc, struct agg *a, const char *const *names, int n,
-                        member_fn fn, void *ctx)
-{
+                        member_fn fn, void *ctx) {
     uint32_t seen = 0;
     for (;;) {
         jg_str key;
@@ -612,8 +622,7 @@ static status_t members(struct scanner *sc, struct agg *a, const char *const *na
 
 /* ---- Job fields ---- */
 
-static int cond_type(jg_str t)
-{
+static int cond_type(jg_str t) {
     static const char *const names[JG_COND_COUNT] = {
         [JG_COND_COMPLETE] = "Complete",
         [JG_COND_FAILED] = "Failed",
@@ -631,14 +640,13 @@ struct cond_ctx {
     jg_opt_str type, status;
 };
 
-static status_t condition_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t condition_member(struct scanner *sc, void *ctx, int which) {
     struct cond_ctx *c = ctx;
-    return which == 0 ? rd_str(sc, c->path, "type", &c->type) : rd_str(sc, c->path, "status", &c->status);
+    return which == 0 ? rd_str(sc, c->path, "type", &c->type)
+                      : rd_str(sc, c->path, "status", &c->status);
 }
 
-static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_job_status *st)
-{
+static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_job_status *st) {
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '[') return wrong_type(sc, path, "conditions", "an array");
     struct agg a;
@@ -653,7 +661,8 @@ static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_jo
         char cpath[PATH_MAX_LEN], idx[24];
         snprintf(idx, sizeof idx, "conditions[%zu]", i);
         join_path(cpath, path, idx);
-        if (*sc->p != '{') return fail(sc->err, "%s: must be an object, got %s", cpath, type_name(sc));
+        if (*sc->p != '{')
+            return fail(sc->err, "%s: must be an object, got %s", cpath, type_name(sc));
         struct agg o;
         TRY(enter(sc, &o));
         struct cond_ctx c = {cpath, {0}, {0}};
@@ -667,8 +676,7 @@ static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_jo
 }
 
 static status_t rd_str_list_items(struct scanner *sc, const char *path, const char *key,
-                                  jg_str_list *out, size_t *cap)
-{
+                                  jg_str_list *out, size_t *cap) {
     struct agg a;
     TRY(enter(sc, &a));
     for (;;) {
@@ -693,8 +701,8 @@ static status_t rd_str_list_items(struct scanner *sc, const char *path, const ch
     }
 }
 
-static status_t rd_str_list(struct scanner *sc, const char *path, const char *key, jg_str_list *out)
-{
+static status_t rd_str_list(struct scanner *sc, const char *path, const char *key,
+                            jg_str_list *out) {
     *out = (jg_str_list){0};
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '[') return wrong_type(sc, path, key, "an array of strings");
@@ -715,8 +723,7 @@ struct uncounted_ctx {
     struct jg_job_status *st;
 };
 
-static status_t uncounted_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t uncounted_member(struct scanner *sc, void *ctx, int which) {
     struct uncounted_ctx *u = ctx;
     return which == 0 ? rd_str_list(sc, u->path, "succeeded", &u->st->uncounted_succeeded)
                       : rd_str_list(sc, u->path, "failed", &u->st->uncounted_failed);
@@ -728,35 +735,68 @@ struct status_ctx {
 };
 
 enum {
-    ST_CONDITIONS, ST_START, ST_COMPLETION, ST_ACTIVE, ST_SUCCEEDED, ST_FAILED, ST_READY,
-    ST_TERMINATING, ST_COMPLETED_INDEXES, ST_FAILED_INDEXES, ST_UNCOUNTED, ST_COUNT
+    ST_CONDITIONS,
+    ST_START,
+    ST_COMPLETION,
+    ST_ACTIVE,
+    ST_SUCCEEDED,
+    ST_FAILED,
+    ST_READY,
+    ST_TERMINATING,
+    ST_COMPLETED_INDEXES,
+    ST_FAILED_INDEXES,
+    ST_UNCOUNTED,
+    ST_COUNT
 };
 static const char *const status_names[ST_COUNT] = {
-    "conditions", "startTime", "completionTime", "active", "succeeded", "failed", "ready",
-    "terminating", "completedIndexes", "failedIndexes", "uncountedTerminatedPods",
+    "conditions",
+    "startTime",
+    "completionTime",
+    "active",
+    "succeeded",
+    "failed",
+    "ready",
+    "terminating",
+    "completedIndexes",
+    "failedIndexes",
+    "uncountedTerminatedPods",
 };
 
-static status_t status_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t status_member(struct scanner *sc, void *ctx, int which) {
     struct status_ctx *c = ctx;
     struct jg_job_status *st = c->st;
     const char *path = c->path, *key = status_names[which];
     jg_opt_i32 i;
     jg_opt_str s;
     switch (which) {
-    case ST_CONDITIONS: return rd_conditions(sc, path, st);
-    case ST_START: return rd_time(sc, path, key, &st->start_time);
-    case ST_COMPLETION: return rd_time(sc, path, key, &st->completion_time);
-    case ST_ACTIVE: TRY(rd_i32(sc, path, key, &i)); st->active = i.v; return JG_DECODE_OK;
-    case ST_SUCCEEDED: TRY(rd_i32(sc, path, key, &i)); st->succeeded = i.v; return JG_DECODE_OK;
-    case ST_FAILED: TRY(rd_i32(sc, path, key, &i)); st->failed = i.v; return JG_DECODE_OK;
-    case ST_READY: return rd_i32(sc, path, key, &st->ready);
-    case ST_TERMINATING: return rd_i32(sc, path, key, &st->terminating);
+    case ST_CONDITIONS:
+        return rd_conditions(sc, path, st);
+    case ST_START:
+        return rd_time(sc, path, key, &st->start_time);
+    case ST_COMPLETION:
+        return rd_time(sc, path, key, &st->completion_time);
+    case ST_ACTIVE:
+        TRY(rd_i32(sc, path, key, &i));
+        st->active = i.v;
+        return JG_DECODE_OK;
+    case ST_SUCCEEDED:
+        TRY(rd_i32(sc, path, key, &i));
+        st->succeeded = i.v;
+        return JG_DECODE_OK;
+    case ST_FAILED:
+        TRY(rd_i32(sc, path, key, &i));
+        st->failed = i.v;
+        return JG_DECODE_OK;
+    case ST_READY:
+        return rd_i32(sc, path, key, &st->ready);
+    case ST_TERMINATING:
+        return rd_i32(sc, path, key, &st->terminating);
     case ST_COMPLETED_INDEXES:
         TRY(rd_str(sc, path, key, &s));
         st->completed_indexes = s.s;
         return JG_DECODE_OK;
-    case ST_FAILED_INDEXES: return rd_str(sc, path, key, &st->failed_indexes);
+    case ST_FAILED_INDEXES:
+        return rd_str(sc, path, key, &st->failed_indexes);
     default: {
         struct agg a;
         bool present;
@@ -777,28 +817,41 @@ struct spec_ctx {
     struct jg_job_spec *sp;
 };
 
-enum { SP_MANAGED_BY, SP_COMPLETIONS, SP_PARALLELISM, SP_BLPI, SP_MODE, SP_SUSPEND, SP_POLICY, SP_COUNT };
+enum {
+    SP_MANAGED_BY,
+    SP_COMPLETIONS,
+    SP_PARALLELISM,
+    SP_BLPI,
+    SP_MODE,
+    SP_SUSPEND,
+    SP_POLICY,
+    SP_COUNT
+};
 static const char *const spec_names[SP_COUNT] = {
-    "managedBy", "completions", "parallelism", "backoffLimitPerIndex", "completionMode",
-    "suspend", "successPolicy",
+    "managedBy",      "completions", "parallelism",   "backoffLimitPerIndex",
+    "completionMode", "suspend",     "successPolicy",
 };
 
-static status_t spec_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t spec_member(struct scanner *sc, void *ctx, int which) {
     struct spec_ctx *c = ctx;
     struct jg_job_spec *sp = c->sp;
     const char *path = c->path, *key = spec_names[which];
     jg_opt_str mode;
     switch (which) {
-    case SP_MANAGED_BY: return rd_str(sc, path, key, &sp->managed_by);
-    case SP_COMPLETIONS: return rd_i32(sc, path, key, &sp->completions);
-    case SP_PARALLELISM: return rd_i32(sc, path, key, &sp->parallelism);
-    case SP_BLPI: return rd_i32(sc, path, key, &sp->backoff_limit_per_index);
+    case SP_MANAGED_BY:
+        return rd_str(sc, path, key, &sp->managed_by);
+    case SP_COMPLETIONS:
+        return rd_i32(sc, path, key, &sp->completions);
+    case SP_PARALLELISM:
+        return rd_i32(sc, path, key, &sp->parallelism);
+    case SP_BLPI:
+        return rd_i32(sc, path, key, &sp->backoff_limit_per_index);
     case SP_MODE:
         TRY(rd_str(sc, path, key, &mode));
         sp->indexed = jg_str_eq_lit(mode.s, "Indexed");
         return JG_DECODE_OK;
-    case SP_SUSPEND: return rd_bool(sc, path, key, &sp->suspend);
+    case SP_SUSPEND:
+        return rd_bool(sc, path, key, &sp->suspend);
     default:
         if (is_null(sc)) return JG_DECODE_OK;
         if (*sc->p != '{') return wrong_type(sc, path, key, "an object");
@@ -814,8 +867,7 @@ struct cron_ctx {
     int level; /* 0: spec, 1: jobTemplate, 2: jobTemplate.spec */
 };
 
-static status_t cron_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t cron_member(struct scanner *sc, void *ctx, int which) {
     struct cron_ctx *c = ctx;
     (void)which;
     if (c->level == 2) return rd_str(sc, c->path, "managedBy", &c->sp->managed_by);
@@ -840,8 +892,7 @@ struct object_ctx {
 enum { OB_KIND, OB_METADATA, OB_SPEC, OB_STATUS, OB_COUNT };
 static const char *const object_names[OB_COUNT] = {"kind", "metadata", "spec", "status"};
 
-static status_t name_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t name_member(struct scanner *sc, void *ctx, int which) {
     struct object_ctx *c = ctx;
     (void)which;
     char path[PATH_MAX_LEN];
@@ -852,8 +903,7 @@ static status_t name_member(struct scanner *sc, void *ctx, int which)
     return JG_DECODE_OK;
 }
 
-static status_t object_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t object_member(struct scanner *sc, void *ctx, int which) {
     struct object_ctx *c = ctx;
     const char *path = c->path;
     struct agg a;
@@ -890,8 +940,8 @@ static status_t object_member(struct scanner *sc, void *ctx, int which)
 }
 
 /* One Job or CronJob object at the cursor (an object, checked by the caller). */
-static status_t rd_job(struct scanner *sc, const char *path, enum jg_target target, struct jg_job *job)
-{
+static status_t rd_job(struct scanner *sc, const char *path, enum jg_target target,
+                       struct jg_job *job) {
     struct agg a;
     TRY(enter(sc, &a));
     job->present = true;
@@ -902,8 +952,7 @@ static status_t rd_job(struct scanner *sc, const char *path, enum jg_target targ
 /* ---- the AdmissionReview envelope ---- */
 
 /* Routing by request.resource (or request.kind when resource is absent). */
-static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg_str kind)
-{
+static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg_str kind) {
     if (resource.n) {
         if (!jg_str_eq_lit(group, "batch")) return JG_TARGET_OTHER;
         if (jg_str_eq_lit(resource, "jobs")) return JG_TARGET_JOB;
@@ -918,8 +967,7 @@ static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg
 
 /* Whether the rules read the objects of this request; if not it is allowed untouched and the
  * objects are only validated as JSON (DELETE, CONNECT, other resources and subresources). */
-static bool needs_objects(const struct jg_request *q)
-{
+static bool needs_objects(const struct jg_request *q) {
     if (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE) return false;
     if (q->target == JG_TARGET_JOB)
         return q->sub_resource.n == 0 || jg_str_eq_lit(q->sub_resource, "status");
@@ -936,11 +984,23 @@ struct request_ctx {
     bool seen_object[2];
 };
 
-enum { RQ_UID, RQ_OPERATION, RQ_RESOURCE, RQ_KIND, RQ_SUBRESOURCE, RQ_NAME, RQ_NAMESPACE,
-       RQ_USERINFO, RQ_DRYRUN, RQ_OBJECT, RQ_OLD_OBJECT, RQ_COUNT };
+enum {
+    RQ_UID,
+    RQ_OPERATION,
+    RQ_RESOURCE,
+    RQ_KIND,
+    RQ_SUBRESOURCE,
+    RQ_NAME,
+    RQ_NAMESPACE,
+    RQ_USERINFO,
+    RQ_DRYRUN,
+    RQ_OBJECT,
+    RQ_OLD_OBJECT,
+    RQ_COUNT
+};
 static const char *const request_names[RQ_COUNT] = {
-    "uid", "operation", "resource", "kind", "subResource", "name", "namespace", "userInfo",
-    "dryRun", "object", "oldObject",
+    "uid",       "operation", "resource", "kind",   "subResource", "name",
+    "namespace", "userInfo",  "dryRun",   "object", "oldObject",
 };
 
 struct gvr_ctx {
@@ -949,14 +1009,12 @@ struct gvr_ctx {
     jg_opt_str *v[3];
 };
 
-static status_t gvr_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t gvr_member(struct scanner *sc, void *ctx, int which) {
     struct gvr_ctx *g = ctx;
     return rd_str(sc, g->path, g->names[which], g->v[which]);
 }
 
-static status_t user_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t user_member(struct scanner *sc, void *ctx, int which) {
     (void)which;
     jg_opt_str s;
     TRY(rd_str(sc, "request.userInfo", "username", &s));
@@ -964,8 +1022,7 @@ static status_t user_member(struct scanner *sc, void *ctx, int which)
     return JG_DECODE_OK;
 }
 
-static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int idx)
-{
+static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int idx) {
     static const char *const paths[] = {"request.object", "request.oldObject"};
     struct jg_request *q = c->q;
     c->seen_object[idx] = !is_null(sc);
@@ -983,19 +1040,17 @@ static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int
     return rd_job(sc, paths[idx], q->target, idx ? &q->old_object : &q->object);
 }
 
-static void try_route(struct request_ctx *c)
-{
+static void try_route(struct request_ctx *c) {
     /* kube-apiserver writes uid, kind, resource, subResource, ..., operation before object, so
      * in practice the objects are decoded in the same pass. */
     if (c->routed || !c->operation.set || !(c->has_resource || c->has_kind)) return;
     struct jg_request *q = c->q;
-    q->target = route(c->group.s, c->has_resource ? c->resource.s : (jg_str){0}, c->kgroup.s,
-                      c->kkind.s);
+    q->target =
+        route(c->group.s, c->has_resource ? c->resource.s : (jg_str){0}, c->kgroup.s, c->kkind.s);
     c->routed = true;
 }
 
-static status_t request_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t request_member(struct scanner *sc, void *ctx, int which) {
     struct request_ctx *c = ctx;
     struct jg_request *q = c->q;
     jg_opt_str s;
@@ -1009,12 +1064,17 @@ static status_t request_member(struct scanner *sc, void *ctx, int which)
     case RQ_OPERATION:
         TRY(rd_str(sc, "request", "operation", &c->operation));
         if (!c->operation.set) return JG_DECODE_OK;
-        if (jg_str_eq_lit(c->operation.s, "CREATE")) q->operation = JG_OP_CREATE;
-        else if (jg_str_eq_lit(c->operation.s, "UPDATE")) q->operation = JG_OP_UPDATE;
-        else if (jg_str_eq_lit(c->operation.s, "DELETE")) q->operation = JG_OP_DELETE;
-        else if (jg_str_eq_lit(c->operation.s, "CONNECT")) q->operation = JG_OP_CONNECT;
+        if (jg_str_eq_lit(c->operation.s, "CREATE"))
+            q->operation = JG_OP_CREATE;
+        else if (jg_str_eq_lit(c->operation.s, "UPDATE"))
+            q->operation = JG_OP_UPDATE;
+        else if (jg_str_eq_lit(c->operation.s, "DELETE"))
+            q->operation = JG_OP_DELETE;
+        else if (jg_str_eq_lit(c->operation.s, "CONNECT"))
+            q->operation = JG_OP_CONNECT;
         else
-            return fail(sc->err, "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
+            return fail(sc->err,
+                        "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
                         (int)(c->operation.s.n > 32 ? 32 : c->operation.s.n), c->operation.s.p);
         try_route(c);
         return JG_DECODE_OK;
@@ -1027,8 +1087,10 @@ static status_t request_member(struct scanner *sc, void *ctx, int which)
         jg_opt_str version;
         static const char *const rnames[] = {"group", "version", "resource"};
         static const char *const knames[] = {"group", "version", "kind"};
-        struct gvr_ctx g = {path, res ? rnames : knames,
-                            {res ? &c->group : &c->kgroup, &version, res ? &c->resource : &c->kkind}};
+        struct gvr_ctx g = {
+            path,
+            res ? rnames : knames,
+            {res ? &c->group : &c->kgroup, &version, res ? &c->resource : &c->kkind}};
         TRY(members(sc, &a, g.names, 3, gvr_member, &g));
         if (res) {
             c->has_resource = true;
@@ -1059,9 +1121,12 @@ static status_t request_member(struct scanner *sc, void *ctx, int which)
         static const char *const names[] = {"username"};
         return members(sc, &a, names, 1, user_member, q);
     }
-    case RQ_DRYRUN: return rd_bool(sc, "request", "dryRun", &q->dry_run);
-    case RQ_OBJECT: return rd_request_object(sc, c, 0);
-    default: return rd_request_object(sc, c, 1);
+    case RQ_DRYRUN:
+        return rd_bool(sc, "request", "dryRun", &q->dry_run);
+    case RQ_OBJECT:
+        return rd_request_object(sc, c, 0);
+    default:
+        return rd_request_object(sc, c, 1);
     }
 }
 
@@ -1071,8 +1136,7 @@ struct review_ctx {
     struct request_ctx req;
 };
 
-static status_t review_member(struct scanner *sc, void *ctx, int which)
-{
+static status_t review_member(struct scanner *sc, void *ctx, int which) {
     struct review_ctx *r = ctx;
     if (which == 0) return rd_str(sc, "AdmissionReview", "apiVersion", &r->api);
     if (which == 1) return rd_str(sc, "AdmissionReview", "kind", &r->kind);
@@ -1086,8 +1150,7 @@ static status_t review_member(struct scanner *sc, void *ctx, int which)
 }
 
 /* apiVersion and kind of the envelope: checked first, whatever the member order. */
-static status_t check_envelope(struct review_ctx *r, jg_decode_error *err)
-{
+static status_t check_envelope(struct review_ctx *r, jg_decode_error *err) {
     if (!r->api.set) return fail(err, "apiVersion: required (admission.k8s.io/v1 or v1beta1)");
     if (!jg_str_eq_lit(r->api.s, "admission.k8s.io/v1") &&
         !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1beta1"))
@@ -1104,8 +1167,7 @@ static status_t check_envelope(struct review_ctx *r, jg_decode_error *err)
 }
 
 /* After the envelope: what the request must hold, in the order the old tree decoder checked. */
-static status_t check_request(struct scanner *sc, struct review_ctx *r)
-{
+static status_t check_request(struct scanner *sc, struct review_ctx *r) {
     struct request_ctx *c = &r->req;
     struct jg_request *q = c->q;
     jg_decode_error *err = sc->err;
@@ -1124,7 +1186,8 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r)
     for (int i = 0; i < 2; i++) {
         if (i == 1 && q->operation != JG_OP_UPDATE) break;
         if (!c->seen_object[i])
-            return i == 0 ? fail(err, "request.object: required for %s", jg_operation_name(q->operation))
+            return i == 0 ? fail(err, "request.object: required for %s",
+                                 jg_operation_name(q->operation))
                           : fail(err, "request.oldObject: required for UPDATE");
         if (!c->deferred[i]) continue;
         sc->p = c->deferred[i];
@@ -1136,8 +1199,7 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r)
     return JG_DECODE_OK;
 }
 
-static struct decoded *new_decoded(jg_review *r, jg_decode_error *err)
-{
+static struct decoded *new_decoded(jg_review *r, jg_decode_error *err) {
     r->priv = jg_malloc(sizeof(struct decoded));
     if (!r->priv) {
         fail_oom(err);
@@ -1149,8 +1211,7 @@ static struct decoded *new_decoded(jg_review *r, jg_decode_error *err)
 
 /* On a refusal: a syntax error anywhere wins, then the envelope. Cheap: only on the error path. */
 static status_t precedence(const char *body, size_t len, struct review_ctx *r, status_t st,
-                           jg_decode_error *err)
-{
+                           jg_decode_error *err) {
     if (st == JG_DECODE_NO_MEMORY) return st;
     jg_decode_error syn;
     if (validate_document(body, len, "AdmissionReview", &syn) != JG_DECODE_OK) {
@@ -1189,15 +1250,15 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
 }
 
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
-                                       jg_decode_error *err)
-{
+                                       jg_decode_error *err) {
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
     struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     if (len > JG_MAX_BODY_BYTES)
-        return fail(err, "request body is %zu bytes, over the %u-byte limit", len, JG_MAX_BODY_BYTES);
+        return fail(err, "request body is %zu bytes, over the %u-byte limit", len,
+                    JG_MAX_BODY_BYTES);
     struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview"};
     struct review_ctx r = {0};
     r.req.q = &out->req;
@@ -1221,15 +1282,15 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
     if (st == JG_DECODE_OK) st = check_request(&sc, &r);
     if (st != JG_DECODE_OK) {
         st = precedence(body, len, &r, st, err);
-        if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1")) out->req.api_version = JG_API_V1BETA1;
+        if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1"))
+            out->req.api_version = JG_API_V1BETA1;
     }
     return st;
 }
 
 /* A raw object for `check --old/--new`: one JSON object, nothing after it. */
 static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_target *target,
-                       struct jg_job *job, jg_str *ns, struct decoded *d, jg_decode_error *err)
-{
+                       struct jg_job *job, jg_str *ns, struct decoded *d, jg_decode_error *err) {
     TRY(validate_document(json, len, what, err));
     struct scanner sc = {json, json, json + len, 0, d, err, what};
     ws(&sc);
@@ -1275,8 +1336,10 @@ static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_t
             for (;;) {
                 TRY(obj_next(&m, &b, &key, kb, &more));
                 if (!more) break;
-                if (jg_str_eq_lit(key, "namespace") && *m.p == '"') TRY(string(&m, ns));
-                else TRY(skip_value(&m));
+                if (jg_str_eq_lit(key, "namespace") && *m.p == '"')
+                    TRY(string(&m, ns));
+                else
+                    TRY(skip_value(&m));
             }
         }
     }
@@ -1285,8 +1348,7 @@ static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_t
 
 enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, const char *new_json,
                                         size_t new_len, const char *sub_resource, jg_review *out,
-                                        jg_decode_error *err)
-{
+                                        jg_decode_error *err) {
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
@@ -1294,14 +1356,14 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     if (!d) return err->status;
     struct jg_request *q = &out->req;
     q->target = JG_TARGET_OTHER; /* rd_raw decides from the new object's kind */
-    q->sub_resource = (jg_str){sub_resource ? sub_resource : "", sub_resource ? strlen(sub_resource) : 0};
+    q->sub_resource =
+        (jg_str){sub_resource ? sub_resource : "", sub_resource ? strlen(sub_resource) : 0};
     q->operation = old_json ? JG_OP_UPDATE : JG_OP_CREATE;
     if (q->sub_resource.n && !old_json)
         return fail(err, "--subresource %s needs --old: a subresource is only ever UPDATEd",
                     sub_resource);
     TRY(rd_raw(new_json, new_len, "new object", &q->target, &q->object, &q->namespace_, d, err));
-    if (old_json)
-        TRY(rd_raw(old_json, old_len, "old object", NULL, &q->old_object, NULL, d, err));
+    if (old_json) TRY(rd_raw(old_json, old_len, "old object", NULL, &q->old_object, NULL, d, err));
     q->group = (jg_str){"batch", 5};
     q->version = (jg_str){"v1", 2};
     q->resource = q->target == JG_TARGET_CRONJOB ? (jg_str){"cronjobs", 8} : (jg_str){"jobs", 4};
@@ -1309,37 +1371,38 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     return JG_DECODE_OK;
 }
 
-void jg_review_free(jg_review *r)
-{
+void jg_review_free(jg_review *r) {
     struct decoded *d = r->priv;
     if (d) {
-        for (size_t i = 0; i < d->n_owned; i++) jg_free(d->owned[i]);
+        for (size_t i = 0; i < d->n_owned; i++)
+            jg_free(d->owned[i]);
         jg_free(d->owned);
         jg_free(d);
     }
     memset(r, 0, sizeof *r);
 }
 
-const char *jg_operation_name(enum jg_operation op)
-{
+const char *jg_operation_name(enum jg_operation op) {
     switch (op) {
-    case JG_OP_CREATE: return "CREATE";
-    case JG_OP_UPDATE: return "UPDATE";
-    case JG_OP_DELETE: return "DELETE";
-    case JG_OP_CONNECT: return "CONNECT";
+    case JG_OP_CREATE:
+        return "CREATE";
+    case JG_OP_UPDATE:
+        return "UPDATE";
+    case JG_OP_DELETE:
+        return "DELETE";
+    case JG_OP_CONNECT:
+        return "CONNECT";
     }
     return "UNKNOWN";
 }
 
-const char *jg_api_version_name(enum jg_api_version v)
-{
+const char *jg_api_version_name(enum jg_api_version v) {
     return v == JG_API_V1BETA1 ? "admission.k8s.io/v1beta1" : "admission.k8s.io/v1";
 }
 
 /* ---- RFC 3339, as Go's time.Parse(time.RFC3339, s) ---- */
 
-static bool digits(const char *s, size_t n, int *out)
-{
+static bool digits(const char *s, size_t n, int *out) {
     int v = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] < '0' || s[i] > '9') return false;
@@ -1349,8 +1412,7 @@ static bool digits(const char *s, size_t n, int *out)
     return true;
 }
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
+static int64_t days_from_civil(int64_t y, int m, int d) {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
     int64_t yoe = y - era * 400;
@@ -1359,13 +1421,11 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-static bool leap(int y)
-{
+static bool leap(int y) {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
-bool jg_parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec)
-{
+bool jg_parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec) {
     int Y, M, D, h, m, sc;
     /* 2006-01-02T15:04:05 */
     if (n < 20) return false;

@@ -5,8 +5,7 @@
 
 #include <string.h>
 
-static void head(jg_buf *out, enum jg_api_version api, jg_str uid)
-{
+static void head(jg_buf *out, enum jg_api_version api, jg_str uid) {
     jg_buf_reset(out);
     jg_buf_puts(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"");
     jg_buf_puts(out, jg_api_version_name(api));
@@ -14,15 +13,13 @@ static void head(jg_buf *out, enum jg_api_version api, jg_str uid)
     jg_buf_json_string(out, uid.p, uid.n);
 }
 
-void jg_encode_allowed(jg_buf *out, enum jg_api_version api, jg_str uid)
-{
+void jg_encode_allowed(jg_buf *out, enum jg_api_version api, jg_str uid) {
     head(out, api, uid);
     jg_buf_puts(out, ",\"allowed\":true}}");
 }
 
 void jg_encode_invalid(jg_buf *out, enum jg_api_version api, jg_str uid, const char *kind,
-                       const char *group, jg_str name, jg_str message, const struct jg_errors *e)
-{
+                       const char *group, jg_str name, jg_str message, const struct jg_errors *e) {
     head(out, api, uid);
     jg_buf_puts(out, ",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\","
                      "\"message\":");
@@ -49,8 +46,7 @@ void jg_encode_invalid(jg_buf *out, enum jg_api_version api, jg_str uid, const c
 }
 
 void jg_encode_error(jg_buf *out, enum jg_api_version api, jg_str uid, int code, const char *reason,
-                     const char *message)
-{
+                     const char *message) {
     head(out, api, uid);
     jg_buf_puts(out, ",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\","
                      "\"message\":");

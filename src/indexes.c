@@ -5,8 +5,7 @@
 #include <string.h>
 
 /* Go's strconv.Atoi: optional sign, ASCII digits only, must fit in int64 (int on 64-bit). */
-static bool go_atoi(jg_str s, int64_t *out)
-{
+static bool go_atoi(jg_str s, int64_t *out) {
     size_t i = 0;
     bool neg = false;
     if (s.n > 0 && (s.p[0] == '+' || s.p[0] == '-')) {
@@ -27,8 +26,7 @@ static bool go_atoi(jg_str s, int64_t *out)
 }
 
 /* Splits at the next `sep` starting at *pos; returns false when there is no piece left. */
-static bool next_piece(jg_str s, size_t *pos, char sep, jg_str *piece)
-{
+static bool next_piece(jg_str s, size_t *pos, char sep, jg_str *piece) {
     if (*pos > s.n) return false;
     const char *start = s.p + *pos;
     const char *end = memchr(start, sep, s.n - *pos);
@@ -39,12 +37,13 @@ static bool next_piece(jg_str s, size_t *pos, char sep, jg_str *piece)
 }
 
 /* parseIndexInterval: one "x" or "x-y" interval. On error appends the message when err != NULL. */
-static bool parse_interval(jg_str interval, int32_t completions, int64_t *x, int64_t *y, jg_buf *err)
-{
+static bool parse_interval(jg_str interval, int32_t completions, int64_t *x, int64_t *y,
+                           jg_buf *err) {
     jg_str parts[3];
     size_t nparts = 0, pos = 0;
     jg_str piece;
-    while (nparts < 3 && next_piece(interval, &pos, '-', &piece)) parts[nparts++] = piece;
+    while (nparts < 3 && next_piece(interval, &pos, '-', &piece))
+        parts[nparts++] = piece;
     if (nparts > 2) {
         if (err) {
             jg_buf_puts(err, "the fragment ");
@@ -74,8 +73,9 @@ static bool parse_interval(jg_str interval, int32_t completions, int64_t *x, int
             *x = *y = v;
         } else {
             if (*x >= v) {
-                if (err) jg_buf_printf(err, "non-increasing order, previous: %lld, current: %lld",
-                                       (long long)*x, (long long)v);
+                if (err)
+                    jg_buf_printf(err, "non-increasing order, previous: %lld, current: %lld",
+                                  (long long)*x, (long long)v);
                 return false;
             }
             *y = v;
@@ -84,8 +84,7 @@ static bool parse_interval(jg_str interval, int32_t completions, int64_t *x, int
     return true;
 }
 
-bool jg_index_list_valid(jg_str s, int32_t completions, jg_buf *err)
-{
+bool jg_index_list_valid(jg_str s, int32_t completions, jg_buf *err) {
     if (s.n == 0) return true;
     bool have_last = false;
     int64_t last = 0;
@@ -113,15 +112,13 @@ struct cursor {
     int64_t x, y;
 };
 
-static void advance(struct cursor *c, int32_t completions)
-{
+static void advance(struct cursor *c, int32_t completions) {
     jg_str interval;
     c->valid = next_piece(c->s, &c->pos, ',', &interval);
     if (c->valid) c->ok = parse_interval(interval, completions, &c->x, &c->y, NULL);
 }
 
-bool jg_index_lists_overlap(jg_str completed, jg_str failed, int32_t completions, int64_t *at)
-{
+bool jg_index_lists_overlap(jg_str completed, jg_str failed, int32_t completions, int64_t *at) {
     if (completed.n == 0 || failed.n == 0) return false;
     struct cursor c = {.s = completed}, f = {.s = failed};
     advance(&c, completions);

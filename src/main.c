@@ -16,8 +16,7 @@ static const struct command commands[] = {
     {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},
 };
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
     fprintf(f, "Usage: jobguard <command> [options]\n\n"
                "Kubernetes validating admission webhook for batch/v1 Job spec.managedBy and Job\n"
                "status rules (Kubernetes v1.35 parity).\n\nCommands:\n");
@@ -27,8 +26,7 @@ static void usage(FILE *f)
                "Run 'jobguard <command> --help' for the options of a command.\n");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -37,7 +35,8 @@ int main(int argc, char **argv)
         printf("jobguard %s (Kubernetes v1.35 rules)\n", JG_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return 0;
     }

@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#define MAX_MANAGED_BY_LENGTH 63   /* maxManagedByLength in pkg/apis/batch/validation */
-#define DNS1123_SUBDOMAIN_MAX 253  /* validation.DNS1123SubdomainMaxLength */
+#define MAX_MANAGED_BY_LENGTH 63  /* maxManagedByLength in pkg/apis/batch/validation */
+#define DNS1123_SUBDOMAIN_MAX 253 /* validation.DNS1123SubdomainMaxLength */
 
 static const char subdomain_detail[] =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -14,15 +14,13 @@ static const char subdomain_detail[] =
 static const char path_detail[] =
     "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')";
 
-static bool is_lower_alnum(unsigned char c)
-{
+static bool is_lower_alnum(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* as a full match: dot-separated
  * non-empty labels of [-a-z0-9] that start and end alphanumeric. No per-label length limit. */
-static bool is_dns1123_subdomain(jg_str h)
-{
+static bool is_dns1123_subdomain(jg_str h) {
     if (h.n == 0) return false;
     size_t label_start = 0;
     for (size_t i = 0; i <= h.n; i++) {
@@ -40,22 +38,19 @@ static bool is_dns1123_subdomain(jg_str h)
 }
 
 /* The HTTP path class [A-Za-z0-9/\-._~%!$&'()*+,;=:] */
-static bool is_path_char(unsigned char c)
-{
+static bool is_path_char(unsigned char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
            (c != 0 && strchr("/-._~%!$&'()*+,;=:", c) != NULL);
 }
 
-static bool is_http_path(jg_str p)
-{
+static bool is_http_path(jg_str p) {
     if (p.n == 0) return false;
     for (size_t i = 0; i < p.n; i++)
         if (!is_path_char((unsigned char)p.p[i])) return false;
     return true;
 }
 
-void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out)
-{
+void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out) {
     /* §2.2 IsDomainPrefixedPath */
     if (v.n == 0) {
         jg_err_required(out, JG_R_MANAGED_BY_FORMAT, field, "");

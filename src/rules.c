@@ -15,98 +15,78 @@ struct jg_status_ctx {
 
 /* ---- §3.0 predicates ---- */
 
-static bool is_true(const struct jg_job_status *s, enum jg_cond c)
-{
+static bool is_true(const struct jg_job_status *s, enum jg_cond c) {
     return (s->cond_true & JG_COND_BIT(c)) != 0;
 }
-static bool is_false(const struct jg_job_status *s, enum jg_cond c)
-{
+static bool is_false(const struct jg_job_status *s, enum jg_cond c) {
     return (s->cond_false & JG_COND_BIT(c)) != 0;
 }
-static bool finished(const struct jg_job_status *s)
-{
+static bool finished(const struct jg_job_status *s) {
     return is_true(s, JG_COND_COMPLETE) || is_true(s, JG_COND_FAILED);
 }
-static bool cond_changed(const struct jg_status_ctx *c, enum jg_cond t)
-{
+static bool cond_changed(const struct jg_status_ctx *c, enum jg_cond t) {
     return is_true(c->old, t) != is_true(c->new_, t);
 }
-static bool time_eq(jg_time a, jg_time b)
-{
+static bool time_eq(jg_time a, jg_time b) {
     return a.set == b.set && (!a.set || (a.sec == b.sec && a.nsec == b.nsec));
 }
 static bool time_before(jg_time a, jg_time b) /* strict */
 {
     return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
 }
-static bool opt_i32_eq(jg_opt_i32 a, jg_opt_i32 b)
-{
+static bool opt_i32_eq(jg_opt_i32 a, jg_opt_i32 b) {
     return a.set == b.set && (!a.set || a.v == b.v);
 }
-static bool opt_str_eq(jg_opt_str a, jg_opt_str b)
-{
+static bool opt_str_eq(jg_opt_str a, jg_opt_str b) {
     return a.set == b.set && (!a.set || jg_str_eq(a.s, b.s));
 }
 /* Semantic equality: nil and empty lists are equal. */
-static bool list_eq(const jg_str_list *a, const jg_str_list *b)
-{
+static bool list_eq(const jg_str_list *a, const jg_str_list *b) {
     if (a->n != b->n) return false;
     for (size_t i = 0; i < a->n; i++)
         if (!jg_str_eq(a->items[i], b->items[i])) return false;
     return true;
 }
 
-static bool finished_changed(const struct jg_status_ctx *c)
-{
+static bool finished_changed(const struct jg_status_ctx *c) {
     return finished(c->old) != finished(c->new_);
 }
-static bool complete_changed(const struct jg_status_ctx *c)
-{
+static bool complete_changed(const struct jg_status_ctx *c) {
     return cond_changed(c, JG_COND_COMPLETE);
 }
-static bool failed_changed(const struct jg_status_ctx *c)
-{
+static bool failed_changed(const struct jg_status_ctx *c) {
     return cond_changed(c, JG_COND_FAILED);
 }
-static bool completed_indexes_changed(const struct jg_status_ctx *c)
-{
+static bool completed_indexes_changed(const struct jg_status_ctx *c) {
     return !jg_str_eq(c->old->completed_indexes, c->new_->completed_indexes);
 }
-static bool failed_indexes_changed(const struct jg_status_ctx *c)
-{
+static bool failed_indexes_changed(const struct jg_status_ctx *c) {
     return !opt_str_eq(c->old->failed_indexes, c->new_->failed_indexes);
 }
-static bool active_changed(const struct jg_status_ctx *c)
-{
+static bool active_changed(const struct jg_status_ctx *c) {
     return c->old->active != c->new_->active;
 }
-static bool start_time_changed(const struct jg_status_ctx *c)
-{
+static bool start_time_changed(const struct jg_status_ctx *c) {
     return !time_eq(c->old->start_time, c->new_->start_time);
 }
-static bool completion_time_changed(const struct jg_status_ctx *c)
-{
+static bool completion_time_changed(const struct jg_status_ctx *c) {
     return !time_eq(c->old->completion_time, c->new_->completion_time);
 }
-static bool uncounted_changed(const struct jg_status_ctx *c)
-{
+static bool uncounted_changed(const struct jg_status_ctx *c) {
     if (c->old->uncounted_set != c->new_->uncounted_set) return true; /* nil vs {} */
     return !list_eq(&c->old->uncounted_succeeded, &c->new_->uncounted_succeeded) ||
            !list_eq(&c->old->uncounted_failed, &c->new_->uncounted_failed);
 }
-static bool suspended_zero_completions(const struct jg_status_ctx *c)
-{
+static bool suspended_zero_completions(const struct jg_status_ctx *c) {
     return c->spec->suspend && c->spec->completions.set && c->spec->completions.v == 0;
 }
-static bool resuming(const struct jg_status_ctx *c)
-{
+static bool resuming(const struct jg_status_ctx *c) {
     return is_true(c->old, JG_COND_SUSPENDED) && is_false(c->new_, JG_COND_SUSPENDED);
 }
 
 /* ---- §3.1 gates ---- */
 
-static bool always(const struct jg_status_ctx *c)
-{
+static bool always(const struct jg_status_ctx *c) {
     (void)c;
     return true;
 }
@@ -115,60 +95,46 @@ static bool never(const struct jg_status_ctx *c) /* AllowForSuccessCriteriaMetIn
     (void)c;
     return false;
 }
-static bool gate_decreasing_succeeded(const struct jg_status_ctx *c)
-{
+static bool gate_decreasing_succeeded(const struct jg_status_ctx *c) {
     return !c->spec->indexed || !opt_i32_eq(c->spec->completions, c->spec->parallelism);
 }
-static bool gate_failed_target(const struct jg_status_ctx *c)
-{
+static bool gate_failed_target(const struct jg_status_ctx *c) {
     return failed_changed(c) || failed_indexes_changed(c);
 }
-static bool gate_complete_scm(const struct jg_status_ctx *c)
-{
+static bool gate_complete_scm(const struct jg_status_ctx *c) {
     return complete_changed(c) || cond_changed(c, JG_COND_SUCCESS_CRITERIA_MET);
 }
-static bool gate_finished_active(const struct jg_status_ctx *c)
-{
+static bool gate_finished_active(const struct jg_status_ctx *c) {
     return finished_changed(c) || active_changed(c);
 }
-static bool gate_finished_start(const struct jg_status_ctx *c)
-{
+static bool gate_finished_start(const struct jg_status_ctx *c) {
     return (finished_changed(c) || start_time_changed(c)) && !suspended_zero_completions(c);
 }
-static bool gate_finished_uncounted(const struct jg_status_ctx *c)
-{
+static bool gate_finished_uncounted(const struct jg_status_ctx *c) {
     return finished_changed(c) || uncounted_changed(c);
 }
-static bool gate_start_time_update(const struct jg_status_ctx *c)
-{
+static bool gate_start_time_update(const struct jg_status_ctx *c) {
     return start_time_changed(c) && !resuming(c);
 }
-static bool gate_times(const struct jg_status_ctx *c)
-{
+static bool gate_times(const struct jg_status_ctx *c) {
     return start_time_changed(c) || completion_time_changed(c);
 }
-static bool gate_complete_or_completion_time(const struct jg_status_ctx *c)
-{
+static bool gate_complete_or_completion_time(const struct jg_status_ctx *c) {
     return complete_changed(c) || completion_time_changed(c);
 }
-static bool gate_complete_or_failed(const struct jg_status_ctx *c)
-{
+static bool gate_complete_or_failed(const struct jg_status_ctx *c) {
     return complete_changed(c) || failed_changed(c);
 }
-static bool gate_complete_or_failure_target(const struct jg_status_ctx *c)
-{
+static bool gate_complete_or_failure_target(const struct jg_status_ctx *c) {
     return complete_changed(c) || cond_changed(c, JG_COND_FAILURE_TARGET);
 }
-static bool gate_ready(const struct jg_status_ctx *c)
-{
+static bool gate_ready(const struct jg_status_ctx *c) {
     return !opt_i32_eq(c->old->ready, c->new_->ready) || active_changed(c);
 }
-static bool gate_terminating(const struct jg_status_ctx *c)
-{
+static bool gate_terminating(const struct jg_status_ctx *c) {
     return finished_changed(c) || !opt_i32_eq(c->old->terminating, c->new_->terminating);
 }
-static bool gate_overlap(const struct jg_status_ctx *c)
-{
+static bool gate_overlap(const struct jg_status_ctx *c) {
     return failed_indexes_changed(c) || completed_indexes_changed(c);
 }
 
@@ -176,8 +142,7 @@ static bool gate_overlap(const struct jg_status_ctx *c)
 
 #define NONNEG "must be greater than or equal to 0"
 
-static void check_non_negative(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_non_negative(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (s->active < 0) jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.active", s->active, NONNEG);
     if (s->succeeded < 0)
@@ -190,8 +155,7 @@ static void check_non_negative(const struct jg_status_ctx *c, struct jg_errors *
 }
 
 /* Rows 6 and 7 in one pass: succeeded then failed, one shared set; empty wins over duplicate. */
-static void check_uncounted(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_uncounted(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (!s->uncounted_set) return;
     const jg_str_list *lists[2] = {&s->uncounted_succeeded, &s->uncounted_failed};
@@ -212,30 +176,28 @@ static void check_uncounted(const struct jg_status_ctx *c, struct jg_errors *e)
             bool dup = false;
             for (int pl = 0; pl <= l && !dup; pl++) {
                 size_t end = pl == l ? i : lists[pl]->n;
-                for (size_t j = 0; j < end && !dup; j++) dup = jg_str_eq(lists[pl]->items[j], uid);
+                for (size_t j = 0; j < end && !dup; j++)
+                    dup = jg_str_eq(lists[pl]->items[j], uid);
             }
             if (dup) jg_err_duplicate_json(e, JG_R_UNCOUNTED_DUPLICATE, field, uid);
         }
     }
 }
 
-static void check_complete_with_failed(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_complete_with_failed(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_COMPLETE) && is_true(c->new_, JG_COND_FAILED))
         jg_err_invalid_omit(e, JG_R_COMPLETE_WITH_FAILED, "status.conditions",
                             jg_rules[JG_R_COMPLETE_WITH_FAILED].message);
 }
 
-static void check_complete_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_complete_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_COMPLETE) && is_true(c->new_, JG_COND_FAILURE_TARGET))
         jg_err_invalid_omit(e, JG_R_COMPLETE_WITH_FAILURE_TARGET, "status.conditions",
                             jg_rules[JG_R_COMPLETE_WITH_FAILURE_TARGET].message);
 }
 
 static void check_not_complete_with_completion_time(const struct jg_status_ctx *c,
-                                                    struct jg_errors *e)
-{
+                                                    struct jg_errors *e) {
     if (c->new_->completion_time.set && !is_true(c->new_, JG_COND_COMPLETE))
         jg_err_invalid_time(e, JG_R_NOT_COMPLETE_WITH_COMPLETION_TIME, "status.completionTime",
                             c->new_->completion_time,
@@ -243,15 +205,13 @@ static void check_not_complete_with_completion_time(const struct jg_status_ctx *
 }
 
 static void check_complete_without_completion_time(const struct jg_status_ctx *c,
-                                                   struct jg_errors *e)
-{
+                                                   struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_COMPLETE) && !c->new_->completion_time.set)
         jg_err_required(e, JG_R_COMPLETE_WITHOUT_COMPLETION_TIME, "status.completionTime",
                         jg_rules[JG_R_COMPLETE_WITHOUT_COMPLETION_TIME].message);
 }
 
-static void check_completion_before_start(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_completion_before_start(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (s->completion_time.set && s->start_time.set &&
         time_before(s->completion_time, s->start_time))
@@ -259,36 +219,32 @@ static void check_completion_before_start(const struct jg_status_ctx *c, struct 
                             s->completion_time, jg_rules[JG_R_COMPLETION_BEFORE_START].message);
 }
 
-static void check_failed_without_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_failed_without_failure_target(const struct jg_status_ctx *c,
+                                                struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_FAILED) && !is_true(c->new_, JG_COND_FAILURE_TARGET))
         jg_err_invalid_omit(e, JG_R_FAILED_WITHOUT_FAILURE_TARGET, "status.conditions",
                             jg_rules[JG_R_FAILED_WITHOUT_FAILURE_TARGET].message);
 }
 
-static void check_complete_without_scm(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_complete_without_scm(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_COMPLETE) && !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
         jg_err_invalid_omit(e, JG_R_COMPLETE_WITHOUT_SCM, "status.conditions",
                             jg_rules[JG_R_COMPLETE_WITHOUT_SCM].message);
 }
 
-static void check_finished_with_active(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_finished_with_active(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (finished(c->new_) && c->new_->active > 0)
         jg_err_invalid_int(e, JG_R_FINISHED_WITH_ACTIVE, "status.active", c->new_->active,
                            jg_rules[JG_R_FINISHED_WITH_ACTIVE].message);
 }
 
-static void check_finished_without_start_time(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_finished_without_start_time(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (finished(c->new_) && !c->new_->start_time.set)
         jg_err_required(e, JG_R_FINISHED_WITHOUT_START_TIME, "status.startTime",
                         jg_rules[JG_R_FINISHED_WITHOUT_START_TIME].message);
 }
 
-static void check_finished_with_uncounted(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_finished_with_uncounted(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (finished(s) && s->uncounted_set &&
         (s->uncounted_succeeded.n > 0 || s->uncounted_failed.n > 0))
@@ -297,8 +253,7 @@ static void check_finished_with_uncounted(const struct jg_status_ctx *c, struct 
                                  jg_rules[JG_R_FINISHED_WITH_UNCOUNTED].message);
 }
 
-static void check_invalid_completed_indexes(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_invalid_completed_indexes(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (!c->spec->completions.set) return;
     jg_buf *d = &e->scratch;
     jg_buf_reset(d);
@@ -309,8 +264,7 @@ static void check_invalid_completed_indexes(const struct jg_status_ctx *c, struc
     if (d->oom) e->oom = true;
 }
 
-static void check_invalid_failed_indexes(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_invalid_failed_indexes(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (!c->spec->completions.set || !c->spec->backoff_limit_per_index.set ||
         !c->new_->failed_indexes.set)
         return;
@@ -323,8 +277,8 @@ static void check_invalid_failed_indexes(const struct jg_status_ctx *c, struct j
     if (d->oom) e->oom = true;
 }
 
-static void check_completed_indexes_non_indexed(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_completed_indexes_non_indexed(const struct jg_status_ctx *c,
+                                                struct jg_errors *e) {
     if (c->new_->completed_indexes.n > 0 && !c->spec->indexed)
         jg_err_invalid_gostr(e, JG_R_COMPLETED_INDEXES_NON_INDEXED, "status.completedIndexes",
                              c->new_->completed_indexes,
@@ -332,16 +286,14 @@ static void check_completed_indexes_non_indexed(const struct jg_status_ctx *c, s
 }
 
 static void check_failed_indexes_no_backoff_limit(const struct jg_status_ctx *c,
-                                                  struct jg_errors *e)
-{
+                                                  struct jg_errors *e) {
     if (c->new_->failed_indexes.set && !c->spec->backoff_limit_per_index.set)
         jg_err_invalid_gostr(e, JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT, "status.failedIndexes",
                              c->new_->failed_indexes.s,
                              jg_rules[JG_R_FAILED_INDEXES_NO_BACKOFF_LIMIT].message);
 }
 
-static void check_failed_indexes_overlap(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_failed_indexes_overlap(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (!c->spec->completions.set || !c->new_->failed_indexes.set) return;
     int64_t at;
     if (jg_index_lists_overlap(c->new_->completed_indexes, c->new_->failed_indexes.s,
@@ -354,60 +306,52 @@ static void check_failed_indexes_overlap(const struct jg_status_ctx *c, struct j
     }
 }
 
-static void check_finished_with_terminating(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_finished_with_terminating(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (finished(s) && s->terminating.set && s->terminating.v > 0)
-        jg_err_invalid_int(e, JG_R_FINISHED_WITH_TERMINATING, "status.terminating", s->terminating.v,
-                           jg_rules[JG_R_FINISHED_WITH_TERMINATING].message);
+        jg_err_invalid_int(e, JG_R_FINISHED_WITH_TERMINATING, "status.terminating",
+                           s->terminating.v, jg_rules[JG_R_FINISHED_WITH_TERMINATING].message);
 }
 
-static void check_more_ready_than_active(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_more_ready_than_active(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (s->ready.set && s->ready.v > s->active)
         jg_err_invalid_int(e, JG_R_MORE_READY_THAN_ACTIVE, "status.ready", s->ready.v,
                            jg_rules[JG_R_MORE_READY_THAN_ACTIVE].message);
 }
 
-static void check_scm_non_indexed(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_non_indexed(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && !c->spec->indexed)
         jg_err_invalid_omit(e, JG_R_SCM_NON_INDEXED, "status.conditions",
                             jg_rules[JG_R_SCM_NON_INDEXED].message);
 }
 
-static void check_scm_with_failed(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_with_failed(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && is_true(c->new_, JG_COND_FAILED))
         jg_err_invalid_omit(e, JG_R_SCM_WITH_FAILED, "status.conditions",
                             jg_rules[JG_R_SCM_WITH_FAILED].message);
 }
 
-static void check_scm_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_with_failure_target(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && is_true(c->new_, JG_COND_FAILURE_TARGET))
         jg_err_invalid_omit(e, JG_R_SCM_WITH_FAILURE_TARGET, "status.conditions",
                             jg_rules[JG_R_SCM_WITH_FAILURE_TARGET].message);
 }
 
-static void check_scm_without_success_policy(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_without_success_policy(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET) && !c->spec->has_success_policy)
         jg_err_invalid_omit(e, JG_R_SCM_WITHOUT_SUCCESS_POLICY, "status.conditions",
                             jg_rules[JG_R_SCM_WITHOUT_SUCCESS_POLICY].message);
 }
 
-static void check_success_policy_complete(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_success_policy_complete(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (c->spec->has_success_policy && is_true(c->new_, JG_COND_COMPLETE) &&
         !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
         jg_err_invalid_omit(e, JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM, "status.conditions",
                             jg_rules[JG_R_SUCCESS_POLICY_COMPLETE_WITHOUT_SCM].message);
 }
 
-static void check_disabling_terminal(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_disabling_terminal(const struct jg_status_ctx *c, struct jg_errors *e) {
     static const struct {
         enum jg_cond cond;
         const char *detail;
@@ -422,30 +366,27 @@ static void check_disabling_terminal(const struct jg_status_ctx *c, struct jg_er
                                 terminal[i].detail);
 }
 
-static void check_decreasing_failed(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_decreasing_failed(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (c->new_->failed < c->old->failed)
         jg_err_invalid_int(e, JG_R_DECREASING_FAILED, "status.failed", c->new_->failed,
                            jg_rules[JG_R_DECREASING_FAILED].message);
 }
 
-static void check_decreasing_succeeded(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_decreasing_succeeded(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (c->new_->succeeded < c->old->succeeded)
         jg_err_invalid_int(e, JG_R_DECREASING_SUCCEEDED, "status.succeeded", c->new_->succeeded,
                            jg_rules[JG_R_DECREASING_SUCCEEDED].message);
 }
 
-static void check_mutating_completion_time(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_mutating_completion_time(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (c->old->completion_time.set && c->new_->completion_time.set &&
         !time_eq(c->old->completion_time, c->new_->completion_time))
         jg_err_invalid_time(e, JG_R_MUTATING_COMPLETION_TIME, "status.completionTime",
-                            c->new_->completion_time, jg_rules[JG_R_MUTATING_COMPLETION_TIME].message);
+                            c->new_->completion_time,
+                            jg_rules[JG_R_MUTATING_COMPLETION_TIME].message);
 }
 
-static void check_start_time_update(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_start_time_update(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (!c->old->start_time.set || time_eq(c->old->start_time, c->new_->start_time) ||
         c->spec->suspend)
         return;
@@ -457,16 +398,14 @@ static void check_start_time_update(const struct jg_status_ctx *c, struct jg_err
                         jg_rules[JG_R_START_TIME_UPDATE_UNSUSPENDED].message);
 }
 
-static void check_scm_disable(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_disable(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->old, JG_COND_SUCCESS_CRITERIA_MET) &&
         !is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
         jg_err_invalid_omit(e, JG_R_SCM_DISABLE, "status.conditions",
                             jg_rules[JG_R_SCM_DISABLE].message);
 }
 
-static void check_scm_after_complete(const struct jg_status_ctx *c, struct jg_errors *e)
-{
+static void check_scm_after_complete(const struct jg_status_ctx *c, struct jg_errors *e) {
     if (is_true(c->old, JG_COND_COMPLETE) && !is_true(c->old, JG_COND_SUCCESS_CRITERIA_MET) &&
         is_true(c->new_, JG_COND_SUCCESS_CRITERIA_MET))
         jg_err_invalid_omit(e, JG_R_SCM_AFTER_COMPLETE, "status.conditions",
@@ -475,12 +414,22 @@ static void check_scm_after_complete(const struct jg_status_ctx *c, struct jg_er
 
 /* ---- the table ---- */
 
-#define SPEC(id_, name_, field_, when_, msg_, sec_)                                               \
-    [id_] = {.id = id_, .name = name_, .field = field_, .when = when_, .message = msg_,           \
+#define SPEC(id_, name_, field_, when_, msg_, sec_)                                                \
+    [id_] = {.id = id_,                                                                            \
+             .name = name_,                                                                        \
+             .field = field_,                                                                      \
+             .when = when_,                                                                        \
+             .message = msg_,                                                                      \
              .section = sec_}
-#define STATUS(id_, name_, field_, when_, msg_, sec_, active_, check_)                            \
-    [id_] = {.id = id_, .name = name_, .field = field_, .when = when_, .message = msg_,           \
-             .section = sec_, .active = active_, .check = check_}
+#define STATUS(id_, name_, field_, when_, msg_, sec_, active_, check_)                             \
+    [id_] = {.id = id_,                                                                            \
+             .name = name_,                                                                        \
+             .field = field_,                                                                      \
+             .when = when_,                                                                        \
+             .message = msg_,                                                                      \
+             .section = sec_,                                                                      \
+             .active = active_,                                                                    \
+             .check = check_}
 
 const struct jg_rule jg_rules[JG_RULE_COUNT] = {
     SPEC(JG_R_MANAGED_BY_FORMAT, "ALWAYS-ManagedByFormat", "spec.managedBy",
@@ -492,10 +441,10 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
          "jobs and cronjobs CREATE/UPDATE, when present", "Too long: may not be more than 63 bytes",
          "§2.3"),
     SPEC(JG_R_MANAGED_BY_IMMUTABLE, "ALWAYS-ManagedByImmutable", "spec.managedBy",
-         "jobs UPDATE (main resource); absent differs from any value", "field is immutable", "§2.5"),
-    STATUS(JG_R_NON_NEGATIVE, "ALWAYS-NonNeg",
-           "status.active|succeeded|failed|ready|terminating", "always",
-           "must be greater than or equal to 0", "§3.2 #1-5", always, check_non_negative),
+         "jobs UPDATE (main resource); absent differs from any value", "field is immutable",
+         "§2.5"),
+    STATUS(JG_R_NON_NEGATIVE, "ALWAYS-NonNeg", "status.active|succeeded|failed|ready|terminating",
+           "always", "must be greater than or equal to 0", "§3.2 #1-5", always, check_non_negative),
     STATUS(JG_R_UNCOUNTED_EMPTY, "ALWAYS-UncountedEmpty",
            "status.uncountedTerminatedPods.succeeded[i]|failed[i]", "always", "must not be empty",
            "§3.2 #6", always, check_uncounted),
@@ -589,8 +538,8 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
            "§3.2 #29", always, check_success_policy_complete),
     STATUS(JG_R_DISABLING_TERMINAL_CONDITION, "RejectDisablingTerminalCondition",
            "status.conditions", "always",
-           "cannot disable the terminal <Failed|Complete|FailureTarget>=True condition",
-           "§3.2 #30", always, check_disabling_terminal),
+           "cannot disable the terminal <Failed|Complete|FailureTarget>=True condition", "§3.2 #30",
+           always, check_disabling_terminal),
     STATUS(JG_R_DECREASING_FAILED, "RejectDecreasingFailedCounter", "status.failed", "always",
            "cannot decrease the failed counter", "§3.2 #31", always, check_decreasing_failed),
     STATUS(JG_R_DECREASING_SUCCEEDED, "RejectDecreasingSucceededCounter", "status.succeeded",
@@ -610,25 +559,22 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
            "§3.2 #36", always, check_scm_after_complete),
 };
 
-const struct jg_rule *jg_rule_find(const char *name)
-{
+const struct jg_rule *jg_rule_find(const char *name) {
     for (size_t i = 0; i < JG_RULE_COUNT; i++)
         if (strcmp(jg_rules[i].name, name) == 0) return &jg_rules[i];
     return NULL;
 }
 
 /* §2.5: pointer comparison. */
-static void check_managed_by_immutable(const struct jg_job_spec *new_, const struct jg_job_spec *old,
-                                       struct jg_errors *e)
-{
+static void check_managed_by_immutable(const struct jg_job_spec *new_,
+                                       const struct jg_job_spec *old, struct jg_errors *e) {
     if (!opt_str_eq(new_->managed_by, old->managed_by))
         jg_err_invalid_jsonstr(e, JG_R_MANAGED_BY_IMMUTABLE, "spec.managedBy", new_->managed_by,
                                "field is immutable");
 }
 
 static void validate_status(const struct jg_request *req, const struct jg_config *cfg,
-                            struct jg_errors *e)
-{
+                            struct jg_errors *e) {
     struct jg_status_ctx c = {
         .old = &req->old_object.status,
         .new_ = &req->object.status,
@@ -641,16 +587,14 @@ static void validate_status(const struct jg_request *req, const struct jg_config
     }
 }
 
-static void drop_disabled(uint64_t disabled, struct jg_errors *e)
-{
+static void drop_disabled(uint64_t disabled, struct jg_errors *e) {
     size_t k = 0;
     for (size_t i = 0; i < e->n; i++)
         if (!(disabled & (UINT64_C(1) << e->v[i].rule))) e->v[k++] = e->v[i];
     e->n = k;
 }
 
-void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e)
-{
+void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e) {
     bool create = req->operation == JG_OP_CREATE, update = req->operation == JG_OP_UPDATE;
     if (!create && !update) return;
     if (req->target == JG_TARGET_JOB && req->sub_resource.n == 0) {

@@ -7,8 +7,7 @@
 
 /* Decodes one UTF-8 sequence at s[0..n). Returns its length (1..4) and the rune in *r, or 0 for
  * an invalid sequence (overlong, surrogate, > U+10FFFF, truncated): Go's RuneError, width 1. */
-static inline size_t jg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r)
-{
+static inline size_t jg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r) {
     unsigned char c = s[0];
     if (c < 0x80) {
         *r = c;

@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool jg_read_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen)
-{
+bool jg_read_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen) {
     bool is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
@@ -18,8 +17,8 @@ bool jg_read_file(const char *path, size_t max, jg_buf *out, char *err, size_t e
         size_t n = fread(chunk, 1, sizeof chunk, f);
         if (n) {
             if (out->len + n > max) {
-                snprintf(err, errlen, "%s: larger than the %zu-byte limit", is_stdin ? "stdin" : path,
-                         max);
+                snprintf(err, errlen, "%s: larger than the %zu-byte limit",
+                         is_stdin ? "stdin" : path, max);
                 ok = false;
                 break;
             }

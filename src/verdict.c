@@ -6,45 +6,48 @@
 #include <string.h>
 #include <time.h>
 
-void jg_errors_init(struct jg_errors *e)
-{
+void jg_errors_init(struct jg_errors *e) {
     memset(e, 0, sizeof *e);
 }
 
-void jg_errors_free(struct jg_errors *e)
-{
+void jg_errors_free(struct jg_errors *e) {
     jg_free(e->v);
     jg_buf_free(&e->text);
     jg_buf_free(&e->scratch);
     memset(e, 0, sizeof *e);
 }
 
-void jg_errors_reset(struct jg_errors *e)
-{
+void jg_errors_reset(struct jg_errors *e) {
     e->n = 0;
     e->oom = false;
     jg_buf_reset(&e->text);
     jg_buf_reset(&e->scratch);
 }
 
-static const char *type_text(enum jg_err_type t)
-{
+static const char *type_text(enum jg_err_type t) {
     switch (t) {
-    case JG_ERR_INVALID: return "Invalid value";
-    case JG_ERR_REQUIRED: return "Required value";
-    case JG_ERR_TOO_LONG: return "Too long";
-    case JG_ERR_DUPLICATE: return "Duplicate value";
+    case JG_ERR_INVALID:
+        return "Invalid value";
+    case JG_ERR_REQUIRED:
+        return "Required value";
+    case JG_ERR_TOO_LONG:
+        return "Too long";
+    case JG_ERR_DUPLICATE:
+        return "Duplicate value";
     }
     return "Internal error";
 }
 
-const char *jg_err_reason(enum jg_err_type t)
-{
+const char *jg_err_reason(enum jg_err_type t) {
     switch (t) {
-    case JG_ERR_INVALID: return "FieldValueInvalid";
-    case JG_ERR_REQUIRED: return "FieldValueRequired";
-    case JG_ERR_TOO_LONG: return "FieldValueTooLong";
-    case JG_ERR_DUPLICATE: return "FieldValueDuplicate";
+    case JG_ERR_INVALID:
+        return "FieldValueInvalid";
+    case JG_ERR_REQUIRED:
+        return "FieldValueRequired";
+    case JG_ERR_TOO_LONG:
+        return "FieldValueTooLong";
+    case JG_ERR_DUPLICATE:
+        return "FieldValueDuplicate";
     }
     return "InternalError";
 }
@@ -52,8 +55,7 @@ const char *jg_err_reason(enum jg_err_type t)
 /* Starts an error: appends the field and the type text; the caller appends the value and then
  * calls finish(). Returns NULL when out of memory. */
 static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_type type,
-                                    const char *field)
-{
+                                    const char *field) {
     if (e->oom) return NULL;
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 8;
@@ -76,8 +78,7 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     return fe;
 }
 
-static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail)
-{
+static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail) {
     if (detail && *detail) {
         jg_buf_put(&e->text, ": ", 2);
         jg_buf_puts(&e->text, detail);
@@ -90,14 +91,12 @@ static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *d
     e->n++;
 }
 
-void jg_err_required(struct jg_errors *e, int rule, const char *field, const char *detail)
-{
+void jg_err_required(struct jg_errors *e, int rule, const char *field, const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_REQUIRED, field);
     if (fe) finish(e, fe, detail);
 }
 
-void jg_err_too_long(struct jg_errors *e, int rule, const char *field, int max_bytes)
-{
+void jg_err_too_long(struct jg_errors *e, int rule, const char *field, int max_bytes) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_TOO_LONG, field);
     if (!fe) return;
     /* apimachinery ≥ v0.32: TooLong(field, <value omitted>, max) */
@@ -105,15 +104,13 @@ void jg_err_too_long(struct jg_errors *e, int rule, const char *field, int max_b
     finish(e, fe, NULL);
 }
 
-void jg_err_invalid_omit(struct jg_errors *e, int rule, const char *field, const char *detail)
-{
+void jg_err_invalid_omit(struct jg_errors *e, int rule, const char *field, const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (fe) finish(e, fe, detail);
 }
 
 void jg_err_invalid_int(struct jg_errors *e, int rule, const char *field, int64_t v,
-                        const char *detail)
-{
+                        const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -122,8 +119,7 @@ void jg_err_invalid_int(struct jg_errors *e, int rule, const char *field, int64_
 }
 
 void jg_err_invalid_gostr(struct jg_errors *e, int rule, const char *field, jg_str v,
-                          const char *detail)
-{
+                          const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -132,8 +128,7 @@ void jg_err_invalid_gostr(struct jg_errors *e, int rule, const char *field, jg_s
 }
 
 void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg_opt_str v,
-                            const char *detail)
-{
+                            const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -144,8 +139,7 @@ void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg
     finish(e, fe, detail);
 }
 
-void jg_buf_put_time(jg_buf *b, int64_t sec)
-{
+void jg_buf_put_time(jg_buf *b, int64_t sec) {
     /* Civil-from-days (Howard Hinnant), valid for the whole int64 range of interest. */
     int64_t days = sec / 86400, rem = sec % 86400;
     if (rem < 0) {
@@ -171,8 +165,7 @@ void jg_buf_put_time(jg_buf *b, int64_t sec)
 #define GO_ZERO_TIME_UNIX (-62135596800LL)
 
 void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_time v,
-                         const char *detail)
-{
+                         const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -186,8 +179,7 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
     finish(e, fe, detail);
 }
 
-static void put_json_list(jg_buf *b, const jg_str_list *l)
-{
+static void put_json_list(jg_buf *b, const jg_str_list *l) {
     if (!l->set) {
         jg_buf_puts(b, "null");
         return;
@@ -202,8 +194,7 @@ static void put_json_list(jg_buf *b, const jg_str_list *l)
 
 void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
                               const jg_str_list *succeeded, const jg_str_list *failed,
-                              const char *detail)
-{
+                              const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_puts(&e->text, ": {\"Succeeded\":");
@@ -214,8 +205,7 @@ void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
     finish(e, fe, detail);
 }
 
-void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v)
-{
+void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_DUPLICATE, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -224,27 +214,25 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
 }
 
 /* field.Error.Error(): "<field>: <body>"; compared for the aggregate's de-duplication. */
-static bool same_error(const struct jg_errors *e, size_t a, size_t b)
-{
+static bool same_error(const struct jg_errors *e, size_t a, size_t b) {
     return jg_str_eq(jg_err_field(e, a), jg_err_field(e, b)) &&
            jg_str_eq(jg_err_body(e, a), jg_err_body(e, b));
 }
 
-static void put_error(const struct jg_errors *e, size_t i, jg_buf *out)
-{
+static void put_error(const struct jg_errors *e, size_t i, jg_buf *out) {
     jg_str f = jg_err_field(e, i), body = jg_err_body(e, i);
     jg_buf_put(out, f.p, f.n);
     jg_buf_put(out, ": ", 2);
     jg_buf_put(out, body.p, body.n);
 }
 
-static uint64_t error_hash(const struct jg_errors *e, size_t i)
-{
+static uint64_t error_hash(const struct jg_errors *e, size_t i) {
     /* FNV-1a over "<field>: <body>" */
     uint64_t h = 1469598103934665603ULL;
     jg_str parts[2] = {jg_err_field(e, i), jg_err_body(e, i)};
     for (int k = 0; k < 2; k++) {
-        for (size_t j = 0; j < parts[k].n; j++) h = (h ^ (unsigned char)parts[k].p[j]) * 1099511628211ULL;
+        for (size_t j = 0; j < parts[k].n; j++)
+            h = (h ^ (unsigned char)parts[k].p[j]) * 1099511628211ULL;
         h = (h ^ 0xff) * 1099511628211ULL;
     }
     return h;
@@ -252,10 +240,10 @@ static uint64_t error_hash(const struct jg_errors *e, size_t i)
 
 /* Marks dup[i] = true when error i repeats an earlier one (aggregate de-duplication). Hashes, so
  * that a request with thousands of uncounted UIDs costs linear time. Returns false on OOM. */
-static bool mark_duplicates(const struct jg_errors *e, bool *dup)
-{
+static bool mark_duplicates(const struct jg_errors *e, bool *dup) {
     size_t cap = 16;
-    while (cap < e->n * 2) cap *= 2;
+    while (cap < e->n * 2)
+        cap *= 2;
     size_t *slots = jg_malloc(cap * sizeof *slots); /* index + 1; 0 = empty */
     if (!slots) return false;
     memset(slots, 0, cap * sizeof *slots);
@@ -277,8 +265,7 @@ static bool mark_duplicates(const struct jg_errors *e, bool *dup)
 }
 
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
-                       jg_buf *out)
-{
+                       jg_buf *out) {
     jg_buf_puts(out, kind);
     jg_buf_putc(out, '.');
     jg_buf_puts(out, group);
@@ -294,7 +281,8 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
     }
     jg_buf_put(out, ": ", 2);
     size_t distinct = 0;
-    for (size_t i = 0; i < e->n; i++) distinct += !dup[i];
+    for (size_t i = 0; i < e->n; i++)
+        distinct += !dup[i];
     if (distinct == 1) {
         put_error(e, 0, out);
     } else {

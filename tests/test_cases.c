@@ -14,13 +14,11 @@ static char *cases_dir;
 static char **names;
 static int ncases;
 
-static int cmp_names(const void *a, const void *b)
-{
+static int cmp_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void discover(void)
-{
+static void discover(void) {
     DIR *d = opendir(cases_dir);
     if (!d) {
         perror(cases_dir);
@@ -41,8 +39,7 @@ static void discover(void)
     qsort(names, (size_t)ncases, sizeof *names, cmp_names);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
+static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -56,8 +53,7 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* args: "--parity 1.36" and/or "--disable-rule ID" tokens. */
-static void read_args(const char *dir, struct jg_config *cfg)
-{
+static void read_args(const char *dir, struct jg_config *cfg) {
     char p[4200];
     snprintf(p, sizeof p, "%.4000s/args", dir);
     size_t len;
@@ -82,8 +78,7 @@ static void read_args(const char *dir, struct jg_config *cfg)
     free(a);
 }
 
-START_TEST(test_case)
-{
+START_TEST(test_case) {
     const char *name = names[_i];
     char dir[4400], p[4600];
     snprintf(dir, sizeof dir, "%.4000s/%.256s", cases_dir, name);
@@ -117,8 +112,7 @@ START_TEST(test_case)
 }
 END_TEST
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     cases_dir = argc > 1 ? argv[1] : "tests/cases";
     json_object_seed(42);
     discover();

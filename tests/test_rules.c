@@ -14,17 +14,14 @@ static struct jg_request req;
 #define NEW (&req.object.status)
 #define SPEC (&req.old_object.spec)
 
-static jg_str S(const char *s)
-{
+static jg_str S(const char *s) {
     return (jg_str){s, strlen(s)};
 }
-static jg_time at(int64_t t)
-{
+static jg_time at(int64_t t) {
     return (jg_time){true, t, 0};
 }
 
-static void base(void)
-{
+static void base(void) {
     memset(&req, 0, sizeof req);
     req.operation = JG_OP_UPDATE;
     req.target = JG_TARGET_JOB;
@@ -38,14 +35,12 @@ static void base(void)
     OLD->active = NEW->active = 1;
 }
 
-static void set_cond(struct jg_job_status *s, enum jg_cond c)
-{
+static void set_cond(struct jg_job_status *s, enum jg_cond c) {
     s->cond_true |= JG_COND_BIT(c);
 }
 
 /* Runs the engine; returns the fired rule IDs as "ID,ID,...". */
-static const char *fired(struct jg_config cfg)
-{
+static const char *fired(struct jg_config cfg) {
     static char out[2048];
     struct jg_errors e;
     jg_errors_init(&e);
@@ -58,22 +53,19 @@ static const char *fired(struct jg_config cfg)
     jg_errors_free(&e);
     return out;
 }
-static const char *run(void)
-{
+static const char *run(void) {
     return fired((struct jg_config)JG_CONFIG_DEFAULT);
 }
 
 /* A complete, valid finished state (SCM + Complete + completionTime, active 0). */
-static void complete(struct jg_job_status *s)
-{
+static void complete(struct jg_job_status *s) {
     set_cond(s, JG_COND_SUCCESS_CRITERIA_MET);
     set_cond(s, JG_COND_COMPLETE);
     s->completion_time = at(T1);
     s->active = 0;
 }
 
-START_TEST(baseline_allows)
-{
+START_TEST(baseline_allows) {
     base();
     ck_assert_str_eq(run(), "");
     complete(NEW);
@@ -81,8 +73,7 @@ START_TEST(baseline_allows)
 }
 END_TEST
 
-START_TEST(non_negative_always)
-{
+START_TEST(non_negative_always) {
     base();
     OLD->active = NEW->active = -1; /* absolute: fires even when unchanged */
     ck_assert_str_eq(run(), "ALWAYS-NonNeg");
@@ -97,8 +88,7 @@ START_TEST(non_negative_always)
 }
 END_TEST
 
-START_TEST(uncounted_always)
-{
+START_TEST(uncounted_always) {
     base();
     jg_str s_items[] = {S("a"), S("")}, f_items[] = {S("a")};
     NEW->uncounted_set = OLD->uncounted_set = true;
@@ -108,8 +98,7 @@ START_TEST(uncounted_always)
 }
 END_TEST
 
-START_TEST(complete_with_failed_gate)
-{
+START_TEST(complete_with_failed_gate) {
     base();
     complete(NEW);
     set_cond(NEW, JG_COND_FAILED);
@@ -124,8 +113,7 @@ START_TEST(complete_with_failed_gate)
 }
 END_TEST
 
-START_TEST(completion_time_rules)
-{
+START_TEST(completion_time_rules) {
     base();
     NEW->completion_time = at(T1); /* without Complete */
     ck_assert_str_eq(run(), "RejectNotCompleteJobWithCompletionTime");
@@ -154,8 +142,7 @@ START_TEST(completion_time_rules)
 }
 END_TEST
 
-START_TEST(failed_without_failure_target_gate)
-{
+START_TEST(failed_without_failure_target_gate) {
     base();
     set_cond(NEW, JG_COND_FAILED);
     NEW->active = 0;
@@ -173,8 +160,7 @@ START_TEST(failed_without_failure_target_gate)
 }
 END_TEST
 
-START_TEST(complete_without_scm_gate)
-{
+START_TEST(complete_without_scm_gate) {
     base();
     set_cond(NEW, JG_COND_COMPLETE);
     NEW->completion_time = at(T1);
@@ -188,8 +174,7 @@ START_TEST(complete_without_scm_gate)
 }
 END_TEST
 
-START_TEST(finished_rules_gates)
-{
+START_TEST(finished_rules_gates) {
     base();
     complete(NEW);
     NEW->active = 2;
@@ -214,8 +199,7 @@ START_TEST(finished_rules_gates)
 }
 END_TEST
 
-START_TEST(index_rules_gates)
-{
+START_TEST(index_rules_gates) {
     base();
     NEW->completed_indexes = S("0-5");
     ck_assert_str_eq(run(), "RejectInvalidCompletedIndexes,RejectCompletedIndexesForNonIndexedJob");
@@ -246,8 +230,7 @@ START_TEST(index_rules_gates)
 }
 END_TEST
 
-START_TEST(ready_gate)
-{
+START_TEST(ready_gate) {
     base();
     NEW->ready = (jg_opt_i32){true, 2};
     ck_assert_str_eq(run(), "RejectMoreReadyThanActivePods");
@@ -257,8 +240,7 @@ START_TEST(ready_gate)
 }
 END_TEST
 
-START_TEST(extended_scope_rules_never_fire)
-{
+START_TEST(extended_scope_rules_never_fire) {
     base();
     set_cond(NEW, JG_COND_SUCCESS_CRITERIA_MET); /* NonIndexed, no successPolicy */
     ck_assert_str_eq(run(), "");
@@ -273,8 +255,7 @@ START_TEST(extended_scope_rules_never_fire)
 }
 END_TEST
 
-START_TEST(terminal_and_counters)
-{
+START_TEST(terminal_and_counters) {
     base();
     set_cond(OLD, JG_COND_FAILED);
     set_cond(OLD, JG_COND_FAILURE_TARGET);
@@ -297,8 +278,7 @@ START_TEST(terminal_and_counters)
 }
 END_TEST
 
-START_TEST(start_time_rule_and_parity)
-{
+START_TEST(start_time_rule_and_parity) {
     base();
     NEW->start_time = at(T1);
     ck_assert_str_eq(run(), "RejectStartTimeUpdateForUnsuspendedJob");
@@ -331,8 +311,7 @@ START_TEST(start_time_rule_and_parity)
 }
 END_TEST
 
-START_TEST(disabled_rules_and_scope)
-{
+START_TEST(disabled_rules_and_scope) {
     base();
     NEW->start_time = at(T1);
     NEW->ready = (jg_opt_i32){true, 5};
@@ -363,21 +342,20 @@ START_TEST(disabled_rules_and_scope)
 }
 END_TEST
 
-START_TEST(table_is_consistent)
-{
+START_TEST(table_is_consistent) {
     for (size_t i = 0; i < JG_RULE_COUNT; i++) {
         ck_assert_int_eq(jg_rules[i].id, (int)i);
         ck_assert_ptr_nonnull(jg_rules[i].name);
         ck_assert_ptr_eq(jg_rule_find(jg_rules[i].name), &jg_rules[i]);
-        for (size_t j = 0; j < i; j++) ck_assert_str_ne(jg_rules[i].name, jg_rules[j].name);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(jg_rules[i].name, jg_rules[j].name);
         if (i >= JG_R_NON_NEGATIVE) ck_assert_ptr_nonnull(jg_rules[i].active);
     }
     ck_assert(JG_RULE_COUNT <= 64); /* fits the disabled/fired bitmasks */
 }
 END_TEST
 
-int main(void)
-{
+int main(void) {
     Suite *s = suite_create("rules");
     TCase *tc = tcase_create("gates");
     tcase_add_test(tc, baseline_allows);

@@ -10,15 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static jg_str S(const char *s)
-{
+static jg_str S(const char *s) {
     return (jg_str){s, strlen(s)};
 }
 
 /* ---- §4 index lists ---- */
 
-static void expect_index(const char *list, int32_t c, const char *want_err)
-{
+static void expect_index(const char *list, int32_t c, const char *want_err) {
     jg_buf err = JG_BUF_INIT;
     bool ok = jg_index_list_valid(S(list), c, &err);
     if (!want_err) {
@@ -30,8 +28,7 @@ static void expect_index(const char *list, int32_t c, const char *want_err)
     jg_buf_free(&err);
 }
 
-START_TEST(index_grammar)
-{
+START_TEST(index_grammar) {
     expect_index("", 0, NULL);
     expect_index("", 5, NULL);
     expect_index("0", 5, NULL);
@@ -69,20 +66,19 @@ START_TEST(index_grammar)
 }
 END_TEST
 
-static void expect_overlap(const char *c, const char *f, int32_t n, long long want)
-{
+static void expect_overlap(const char *c, const char *f, int32_t n, long long want) {
     int64_t at = -1;
     bool got = jg_index_lists_overlap(S(c), S(f), n, &at);
     if (want < 0) {
-        ck_assert_msg(!got, "completed %s failed %s: unexpected overlap at %lld", c, f, (long long)at);
+        ck_assert_msg(!got, "completed %s failed %s: unexpected overlap at %lld", c, f,
+                      (long long)at);
     } else {
         ck_assert_msg(got, "completed %s failed %s: overlap at %lld expected", c, f, want);
         ck_assert_int_eq(at, want);
     }
 }
 
-START_TEST(index_overlap)
-{
+START_TEST(index_overlap) {
     expect_overlap("0-2", "2", 5, 2);
     expect_overlap("0-2", "3-4", 5, -1);
     expect_overlap("", "1", 5, -1);
@@ -107,8 +103,7 @@ static const char PATH[] =
     "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')";
 
 /* Checks v and compares the rendered "field: body" lines joined by '|'. */
-static void expect_mb(const char *v, size_t n, const char *want)
-{
+static void expect_mb(const char *v, size_t n, const char *want) {
     struct jg_errors e;
     jg_errors_init(&e);
     jg_check_managed_by((jg_str){v, n}, "spec.managedBy", &e);
@@ -126,8 +121,7 @@ static void expect_mb(const char *v, size_t n, const char *want)
 }
 #define MB(v, want) expect_mb(v, strlen(v), want)
 
-START_TEST(managed_by_format)
-{
+START_TEST(managed_by_format) {
     MB("kubernetes.io/job-controller", "");
     MB("acme.io/foo", "");
     MB("acme/foo", "");
@@ -171,8 +165,7 @@ START_TEST(managed_by_format)
 }
 END_TEST
 
-START_TEST(managed_by_length)
-{
+START_TEST(managed_by_length) {
     char v[300];
     /* exactly 63 bytes */
     memset(v, 'a', 63);
@@ -184,10 +177,13 @@ START_TEST(managed_by_length)
     MB(v, "spec.managedBy: Too long: may not be more than 63 bytes");
     /* bytes, not characters: 31 two-byte runes in the path */
     char u[80] = "a/";
-    for (int i = 0; i < 31; i++) strcat(u, "é");
+    for (int i = 0; i < 31; i++)
+        strcat(u, "é");
     ck_assert_int_eq(strlen(u), 64);
     char w[1024];
-    snprintf(w, sizeof w, "spec.managedBy: Invalid value: \"%s\": %s|spec.managedBy: Too long: may not be more than 63 bytes",
+    snprintf(w, sizeof w,
+             "spec.managedBy: Invalid value: \"%s\": %s|spec.managedBy: Too long: may not be more "
+             "than 63 bytes",
              u + 2, PATH);
     MB(u, w);
     /* 254-char single-label host: length error, no regex error, then TooLong */
@@ -207,8 +203,7 @@ END_TEST
 
 /* ---- §2.6 rendering and escaping ---- */
 
-static void expect_quote(const char *in, size_t n, const char *go, const char *json)
-{
+static void expect_quote(const char *in, size_t n, const char *go, const char *json) {
     jg_buf b = JG_BUF_INIT;
     jg_buf_go_quote(&b, in, n);
     ck_assert_str_eq(b.data, go);
@@ -219,15 +214,14 @@ static void expect_quote(const char *in, size_t n, const char *go, const char *j
 }
 #define Q(in, go, json) expect_quote(in, sizeof(in) - 1, go, json)
 
-START_TEST(render_escaping)
-{
+START_TEST(render_escaping) {
     Q("plain", "\"plain\"", "\"plain\"");
     Q("a\"b\\c", "\"a\\\"b\\\\c\"", "\"a\\\"b\\\\c\"");
     Q("a&b<c>d", "\"a&b<c>d\"", "\"a\\u0026b\\u003cc\\u003ed\"");
     Q("\n\t\r", "\"\\n\\t\\r\"", "\"\\n\\t\\r\"");
     Q("\b\f\a\v", "\"\\b\\f\\a\\v\"", "\"\\b\\f\\u0007\\u000b\"");
     Q("\x01\x1f\x7f", "\"\\x01\\x1f\\x7f\"", "\"\\u0001\\u001f\x7f\"");
-    Q("f\xc3\xb6o", "\"f\xc3\xb6o\"", "\"f\xc3\xb6o\"");            /* ö printable */
+    Q("f\xc3\xb6o", "\"f\xc3\xb6o\"", "\"f\xc3\xb6o\"");              /* ö printable */
     Q("\xe2\x80\xa8", "\"\\u2028\"", "\"\\u2028\"");                  /* LINE SEPARATOR */
     Q("\xc2\xa0", "\"\\u00a0\"", "\"\xc2\xa0\"");                     /* NBSP: not IsPrint */
     Q("\xef\xbb\xbf", "\"\\ufeff\"", "\"\xef\xbb\xbf\"");             /* BOM */
@@ -238,8 +232,7 @@ START_TEST(render_escaping)
 }
 END_TEST
 
-static void expect_time(const char *in, bool ok, long long sec, int nsec)
-{
+static void expect_time(const char *in, bool ok, long long sec, int nsec) {
     int64_t s;
     int32_t ns;
     bool got = jg_parse_rfc3339(in, strlen(in), &s, &ns);
@@ -250,8 +243,7 @@ static void expect_time(const char *in, bool ok, long long sec, int nsec)
     }
 }
 
-START_TEST(render_time)
-{
+START_TEST(render_time) {
     expect_time("2025-01-02T03:04:05Z", true, 1735787045, 0);
     expect_time("2025-01-02T04:04:05+01:00", true, 1735787045, 0);
     expect_time("2025-01-02T03:04:05.5Z", true, 1735787045, 500000000);
@@ -285,8 +277,7 @@ START_TEST(render_time)
 }
 END_TEST
 
-START_TEST(render_aggregate)
-{
+START_TEST(render_aggregate) {
     struct jg_errors e;
     jg_errors_init(&e);
     jg_buf m = JG_BUF_INIT;
@@ -322,13 +313,13 @@ END_TEST
 
 /* ---- decoder refusals: each names the field and the problem ---- */
 
-static const char *REVIEW_HEAD = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                                 "\"request\":{\"uid\":\"u1\",\"operation\":\"UPDATE\","
-                                 "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"},"
-                                 "\"subResource\":\"status\",";
+static const char *REVIEW_HEAD =
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+    "\"request\":{\"uid\":\"u1\",\"operation\":\"UPDATE\","
+    "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"},"
+    "\"subResource\":\"status\",";
 
-static void expect_decode(const char *body, enum jg_decode_status want, const char *want_msg)
-{
+static void expect_decode(const char *body, enum jg_decode_status want, const char *want_msg) {
     jg_review r;
     jg_decode_error err;
     enum jg_decode_status got = jg_decode_review(body, strlen(body), &r, &err);
@@ -337,8 +328,7 @@ static void expect_decode(const char *body, enum jg_decode_status want, const ch
     jg_review_free(&r);
 }
 
-static void expect_status_field(const char *status_json, const char *want_msg)
-{
+static void expect_status_field(const char *status_json, const char *want_msg) {
     char body[2048];
     snprintf(body, sizeof body,
              "%s\"object\":{\"metadata\":{\"name\":\"j\"},\"status\":%s},"
@@ -347,11 +337,11 @@ static void expect_status_field(const char *status_json, const char *want_msg)
     expect_decode(body, want_msg ? JG_DECODE_BAD_REQUEST : JG_DECODE_OK, want_msg);
 }
 
-START_TEST(decode_refusals)
-{
+START_TEST(decode_refusals) {
     expect_decode("", JG_DECODE_BAD_REQUEST, "AdmissionReview: empty input");
     expect_decode("{\"a\":", JG_DECODE_BAD_REQUEST, NULL);
-    expect_decode("[1]", JG_DECODE_BAD_REQUEST, "AdmissionReview: must be a JSON object, got an array");
+    expect_decode("[1]", JG_DECODE_BAD_REQUEST,
+                  "AdmissionReview: must be a JSON object, got an array");
     expect_decode("{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\"}",
                   JG_DECODE_BAD_REQUEST,
                   "apiVersion: unsupported \"admission.k8s.io/v2\" (expected admission.k8s.io/v1 "
@@ -380,30 +370,36 @@ START_TEST(decode_refusals)
     snprintf(body, sizeof body, "%s\"oldObject\":{}}}", REVIEW_HEAD);
     expect_decode(body, JG_DECODE_BAD_REQUEST, "request.object: required for UPDATE");
     snprintf(body, sizeof body, "%s\"object\":{\"kind\":\"Pod\"},\"oldObject\":{}}}", REVIEW_HEAD);
-    expect_decode(body, JG_DECODE_BAD_REQUEST, "request.object.kind: expected \"Job\", got \"Pod\"");
+    expect_decode(body, JG_DECODE_BAD_REQUEST,
+                  "request.object.kind: expected \"Job\", got \"Pod\"");
 
     expect_status_field("{\"active\":\"3\"}",
                         "request.object.status.active: must be an integer (int32), got a string");
-    expect_status_field("{\"active\":3.5}",
-                        "request.object.status.active: must be an integer (int32), got a non-integer number");
+    expect_status_field(
+        "{\"active\":3.5}",
+        "request.object.status.active: must be an integer (int32), got a non-integer number");
     expect_status_field("{\"failed\":2147483648}",
                         "request.object.status.failed: 2147483648 is outside the int32 range");
     expect_status_field("{\"ready\":-2147483648}", NULL);
     expect_status_field("{\"startTime\":\"yesterday\"}",
                         "request.object.status.startTime: yesterday is not an RFC 3339 time "
                         "(2006-01-02T15:04:05Z07:00)");
-    expect_status_field("{\"startTime\":5}",
-                        "request.object.status.startTime: must be an RFC 3339 time string, got an integer");
+    expect_status_field(
+        "{\"startTime\":5}",
+        "request.object.status.startTime: must be an RFC 3339 time string, got an integer");
     expect_status_field("{\"conditions\":{}}",
                         "request.object.status.conditions: must be an array, got an object");
     expect_status_field("{\"conditions\":[1]}",
                         "request.object.status.conditions[0]: must be an object, got an integer");
-    expect_status_field("{\"conditions\":[{\"type\":true}]}",
-                        "request.object.status.conditions[0].type: must be a string, got a boolean");
+    expect_status_field(
+        "{\"conditions\":[{\"type\":true}]}",
+        "request.object.status.conditions[0].type: must be a string, got a boolean");
     expect_status_field("{\"uncountedTerminatedPods\":{\"failed\":[\"a\",7]}}",
-                        "request.object.status.uncountedTerminatedPods.failed[1]: must be a string, got an integer");
-    expect_status_field("{\"uncountedTerminatedPods\":[]}",
-                        "request.object.status.uncountedTerminatedPods: must be an object, got an array");
+                        "request.object.status.uncountedTerminatedPods.failed[1]: must be a "
+                        "string, got an integer");
+    expect_status_field(
+        "{\"uncountedTerminatedPods\":[]}",
+        "request.object.status.uncountedTerminatedPods: must be an object, got an array");
     /* null is Go's nil: absent */
     expect_status_field("{\"active\":null,\"startTime\":null,\"conditions\":null,"
                         "\"uncountedTerminatedPods\":{\"succeeded\":null}}",
@@ -416,8 +412,7 @@ START_TEST(decode_refusals)
 }
 END_TEST
 
-START_TEST(decode_deep_nesting)
-{
+START_TEST(decode_deep_nesting) {
     size_t depth = 100000;
     char *body = malloc(depth * 2 + 1);
     memset(body, '[', depth);
@@ -429,8 +424,7 @@ START_TEST(decode_deep_nesting)
 END_TEST
 
 /* Runs a body through jg_admit and returns the response (static buffer). */
-static const char *admit_text(const char *body, size_t len, enum jg_verdict *v)
-{
+static const char *admit_text(const char *body, size_t len, enum jg_verdict *v) {
     static char text[8192];
     jg_buf out = JG_BUF_INIT;
     struct jg_config cfg = JG_CONFIG_DEFAULT;
@@ -445,8 +439,8 @@ static const char *CREATE_HEAD =
     "\"uid\":\"u\",\"operation\":\"CREATE\",\"resource\":{\"group\":\"batch\","
     "\"version\":\"v1\",\"resource\":\"jobs\"},\"object\":";
 
-static void expect_create(const char *object_json, enum jg_verdict want, const char *want_in_response)
-{
+static void expect_create(const char *object_json, enum jg_verdict want,
+                          const char *want_in_response) {
     char body[4096];
     int n = snprintf(body, sizeof body, "%s%s}}", CREATE_HEAD, object_json);
     enum jg_verdict v;
@@ -457,8 +451,7 @@ static void expect_create(const char *object_json, enum jg_verdict want, const c
                       want_in_response, resp);
 }
 
-START_TEST(scanner_strings_and_numbers)
-{
+START_TEST(scanner_strings_and_numbers) {
     /* escapes decode before the rules see the value */
     expect_create("{\"spec\":{\"managedBy\":\"acme.io\\/a\\u0026b\"}}", JG_VERDICT_ALLOWED, NULL);
     expect_create("{\"spec\":{\"managedBy\":\"acme.io/a\\u00e9\"}}", JG_VERDICT_DENIED,
@@ -470,12 +463,12 @@ START_TEST(scanner_strings_and_numbers)
                   "must be a domain-prefixed path");
     /* syntax the scanner refuses */
     const char *bad[] = {
-        "{\"spec\":{\"managedBy\":\"a\\ud800\"}}",       /* lone high surrogate */
-        "{\"spec\":{\"managedBy\":\"a\\udc00\"}}",       /* lone low surrogate */
-        "{\"spec\":{\"managedBy\":\"a\\x\"}}",           /* unknown escape */
-        "{\"spec\":{\"managedBy\":\"a\\u12\"}}",         /* short \\u */
-        "{\"spec\":{\"managedBy\":\"a\tb\"}}",            /* raw control character */
-        "{\"spec\":{\"managedBy\":\"a\xc3\"}}",           /* truncated UTF-8 */
+        "{\"spec\":{\"managedBy\":\"a\\ud800\"}}",      /* lone high surrogate */
+        "{\"spec\":{\"managedBy\":\"a\\udc00\"}}",      /* lone low surrogate */
+        "{\"spec\":{\"managedBy\":\"a\\x\"}}",          /* unknown escape */
+        "{\"spec\":{\"managedBy\":\"a\\u12\"}}",        /* short \\u */
+        "{\"spec\":{\"managedBy\":\"a\tb\"}}",          /* raw control character */
+        "{\"spec\":{\"managedBy\":\"a\xc3\"}}",         /* truncated UTF-8 */
         "{\"spec\":{\"managedBy\":\"a\xed\xa0\x80\"}}", /* UTF-8 surrogate */
         "{\"spec\":{\"completions\":01}}",
         "{\"spec\":{\"completions\":-}}",
@@ -513,14 +506,14 @@ START_TEST(scanner_strings_and_numbers)
 }
 END_TEST
 
-START_TEST(scanner_member_order_and_precedence)
-{
+START_TEST(scanner_member_order_and_precedence) {
     enum jg_verdict v;
     /* object before operation and resource: decoded after the request is read */
-    const char *late = "{\"request\":{\"object\":{\"spec\":{\"managedBy\":\"x\"},"
-                       "\"metadata\":{\"name\":\"n\"}},\"uid\":\"u\",\"operation\":\"CREATE\","
-                       "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"}},"
-                       "\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\"}";
+    const char *late =
+        "{\"request\":{\"object\":{\"spec\":{\"managedBy\":\"x\"},"
+        "\"metadata\":{\"name\":\"n\"}},\"uid\":\"u\",\"operation\":\"CREATE\","
+        "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"}},"
+        "\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\"}";
     const char *resp = admit_text(late, strlen(late), &v);
     ck_assert_int_eq(v, JG_VERDICT_DENIED);
     ck_assert_ptr_nonnull(strstr(resp, "\"apiVersion\":\"admission.k8s.io/v1beta1\""));
@@ -534,9 +527,10 @@ START_TEST(scanner_member_order_and_precedence)
     ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
     ck_assert_ptr_nonnull(strstr(resp, "invalid JSON"));
     /* a bad apiVersion after the request wins over a field error inside it */
-    const char *env = "{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u7\",\"operation\":\"CREATE\","
-                      "\"resource\":{\"group\":\"batch\",\"resource\":\"jobs\"},"
-                      "\"object\":{\"spec\":{\"completions\":\"3\"}}},\"apiVersion\":\"v9\"}";
+    const char *env =
+        "{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u7\",\"operation\":\"CREATE\","
+        "\"resource\":{\"group\":\"batch\",\"resource\":\"jobs\"},"
+        "\"object\":{\"spec\":{\"completions\":\"3\"}}},\"apiVersion\":\"v9\"}";
     resp = admit_text(env, strlen(env), &v);
     ck_assert_int_eq(v, JG_VERDICT_BAD_REQUEST);
     ck_assert_ptr_nonnull(strstr(resp, "apiVersion: unsupported \\\"v9\\\""));
@@ -544,8 +538,7 @@ START_TEST(scanner_member_order_and_precedence)
 }
 END_TEST
 
-START_TEST(admit_error_echoes_uid)
-{
+START_TEST(admit_error_echoes_uid) {
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"abc\",\"operation\":\"NOPE\"}}";
     jg_buf out = JG_BUF_INIT;
@@ -555,28 +548,33 @@ START_TEST(admit_error_echoes_uid)
     ck_assert_int_eq(jg_admit(body, strlen(body), &cfg, &out, &o), JG_VERDICT_BAD_REQUEST);
     ck_assert_int_eq(o.code, 400);
     ck_assert_str_eq(o.uid, "abc");
-    ck_assert_str_eq(out.data,
-                     "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\","
-                     "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
-                     "\"status\":\"Failure\",\"message\":\"request.operation: unknown \\\"NOPE\\\" "
-                     "(CREATE, UPDATE, DELETE or CONNECT)\",\"reason\":\"BadRequest\",\"code\":400}}}");
+    ck_assert_str_eq(
+        out.data,
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\","
+        "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
+        "\"status\":\"Failure\",\"message\":\"request.operation: unknown \\\"NOPE\\\" "
+        "(CREATE, UPDATE, DELETE or CONNECT)\",\"reason\":\"BadRequest\",\"code\":400}}}");
     jg_outcome_free(&o);
     jg_buf_free(&out);
 }
 END_TEST
 
-int main(void)
-{
+int main(void) {
     Suite *s = suite_create("units");
     struct {
         const char *name;
         const TTest *t;
     } tests[] = {
-        {"indexes", index_grammar},       {"indexes", index_overlap},
-        {"managedby", managed_by_format}, {"managedby", managed_by_length},
-        {"render", render_escaping},      {"render", render_time},
-        {"render", render_aggregate},     {"decode", decode_refusals},
-        {"decode", decode_deep_nesting},  {"admit", admit_error_echoes_uid},
+        {"indexes", index_grammar},
+        {"indexes", index_overlap},
+        {"managedby", managed_by_format},
+        {"managedby", managed_by_length},
+        {"render", render_escaping},
+        {"render", render_time},
+        {"render", render_aggregate},
+        {"decode", decode_refusals},
+        {"decode", decode_deep_nesting},
+        {"admit", admit_error_echoes_uid},
         {"scanner", scanner_strings_and_numbers},
         {"scanner", scanner_member_order_and_precedence},
     };

@@ -39,7 +39,8 @@ void jg_outcome_free(struct jg_outcome *o);
 /* Decides one AdmissionReview. `response` is reset and receives the response JSON; `out` (may be
  * NULL) receives the outcome. Never crashes on any input; on allocation failure the response is a
  * small 500 AdmissionReview, or, if even that cannot be allocated, `response->oom` is set and the
- * caller sends jg_oom_response instead. Thread-safe (no shared state besides the allocator hooks). */
+ * caller sends jg_oom_response instead. Thread-safe (no shared state besides the allocator hooks).
+ */
 enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *cfg,
                          jg_buf *response, struct jg_outcome *out);
 
@@ -49,7 +50,8 @@ extern const char jg_oom_response[];
 enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config *cfg,
                                 jg_buf *response, struct jg_outcome *out);
 
-/* Rule IDs of the bits in `rules`, for logs: appends `"ID1","ID2"` (JSON strings, comma-separated). */
+/* Rule IDs of the bits in `rules`, for logs: appends `"ID1","ID2"` (JSON strings, comma-separated).
+ */
 void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out);
 
 #endif

@@ -13,7 +13,8 @@ typedef void *(*jg_malloc_fn)(size_t);
 typedef void *(*jg_realloc_fn)(void *, size_t);
 typedef void (*jg_free_fn)(void *);
 
-/* Replace the allocator (NULL restores libc). Not thread-safe: call before any other thread starts. */
+/* Replace the allocator (NULL restores libc). Not thread-safe: call before any other thread starts.
+ */
 void jg_alloc_set(jg_malloc_fn m, jg_realloc_fn r, jg_free_fn f);
 
 /* Point jansson at the same hooks. */

@@ -14,7 +14,8 @@ typedef struct jg_buf {
     bool oom;
 } jg_buf;
 
-#define JG_BUF_INIT {NULL, 0, 0, false}
+#define JG_BUF_INIT                                                                                \
+    { NULL, 0, 0, false }
 
 void jg_buf_free(jg_buf *b);
 void jg_buf_reset(jg_buf *b); /* keeps the allocation, clears content and oom */
@@ -29,7 +30,8 @@ void jg_buf_put_i64(jg_buf *b, int64_t v);
 void jg_buf_go_quote(jg_buf *b, const char *s, size_t n);
 
 /* Go's encoding/json string encoding of s (HTML-safe: < > & as \u003c \u003e \u0026, U+2028/9
- * escaped, invalid UTF-8 as \ufffd), quotes included. Also what jobguard writes in its responses. */
+ * escaped, invalid UTF-8 as \ufffd), quotes included. Also what jobguard writes in its responses.
+ */
 void jg_buf_json_string(jg_buf *b, const char *s, size_t n);
 
 #endif

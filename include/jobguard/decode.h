@@ -5,8 +5,9 @@
 #include "jobguard/view.h"
 
 /* Limits, each with its reason. */
-#define JG_MAX_BODY_BYTES (7u * 1024u * 1024u) /* controller-runtime's maxRequestSize: 2×3 MB objects + 1 MB */
-#define JG_MAX_JSON_DEPTH 2048                 /* jansson's JSON_PARSER_MAX_DEPTH, stack safety */
+#define JG_MAX_BODY_BYTES                                                                          \
+    (7u * 1024u * 1024u)       /* controller-runtime's maxRequestSize: 2×3 MB objects + 1 MB */
+#define JG_MAX_JSON_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH, stack safety */
 
 typedef struct jg_review {
     struct jg_request req;

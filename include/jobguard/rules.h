@@ -54,7 +54,8 @@ struct jg_config {
     enum jg_parity parity;
     uint64_t disabled; /* bit (1 << rule id): rules switched off by the operator */
 };
-#define JG_CONFIG_DEFAULT {JG_PARITY_1_35, 0}
+#define JG_CONFIG_DEFAULT                                                                          \
+    { JG_PARITY_1_35, 0 }
 
 struct jg_status_ctx; /* old/new status, old spec and the "changed" predicates */
 

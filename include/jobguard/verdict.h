@@ -47,19 +47,18 @@ void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg
 /* BadValue a *metav1.Time: JSON RFC 3339 UTC whole seconds, `null` when unset or zero. */
 void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_time v,
                          const char *detail);
-/* BadValue the internal UncountedTerminatedPods struct (no json tags): {"Succeeded":[..],"Failed":null}. */
+/* BadValue the internal UncountedTerminatedPods struct (no json tags):
+ * {"Succeeded":[..],"Failed":null}. */
 void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
                               const jg_str_list *succeeded, const jg_str_list *failed,
                               const char *detail);
 /* Duplicate of a named string type (types.UID): rendered as JSON. */
 void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v);
 
-static inline jg_str jg_err_field(const struct jg_errors *e, size_t i)
-{
+static inline jg_str jg_err_field(const struct jg_errors *e, size_t i) {
     return (jg_str){e->text.data + e->v[i].field_off, e->v[i].field_len};
 }
-static inline jg_str jg_err_body(const struct jg_errors *e, size_t i)
-{
+static inline jg_str jg_err_body(const struct jg_errors *e, size_t i) {
     return (jg_str){e->text.data + e->v[i].body_off, e->v[i].body_len};
 }
 const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */

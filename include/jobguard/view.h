@@ -95,12 +95,10 @@ struct jg_request {
 const char *jg_operation_name(enum jg_operation op);
 const char *jg_api_version_name(enum jg_api_version v);
 
-static inline bool jg_str_eq(jg_str a, jg_str b)
-{
+static inline bool jg_str_eq(jg_str a, jg_str b) {
     return a.n == b.n && (a.n == 0 || __builtin_memcmp(a.p, b.p, a.n) == 0);
 }
-static inline bool jg_str_eq_lit(jg_str a, const char *lit)
-{
+static inline bool jg_str_eq_lit(jg_str a, const char *lit) {
     size_t n = __builtin_strlen(lit);
     return a.n == n && __builtin_memcmp(a.p, lit, n) == 0;
 }
