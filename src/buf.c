@@ -98,6 +98,28 @@ static bool go_is_print_nonascii(uint32_t r) {
     return true;
 }
 
+/* The one-letter escape of a control character: \b \f \n \r \t in both Go %q and JSON, plus
+ * \a and \v in Go. 0 when there is none. */
+static char short_escape(uint32_t r, bool go) {
+    switch (r) {
+    case '\b':
+        return 'b';
+    case '\f':
+        return 'f';
+    case '\n':
+        return 'n';
+    case '\r':
+        return 'r';
+    case '\t':
+        return 't';
+    case '\a':
+        return go ? 'a' : 0;
+    case '\v':
+        return go ? 'v' : 0;
+    }
+    return 0;
+}
+
 void jg_buf_go_quote(jg_buf *b, const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
     if (!jg_buf_reserve(b, n + 2)) return;
@@ -127,37 +149,17 @@ void jg_buf_go_quote(jg_buf *b, const char *str, size_t n) {
         } else if (r >= 0x80 && go_is_print_nonascii(r)) {
             jg_buf_put(b, str + i, w);
         } else {
-            switch (r) {
-            case '\a':
-                jg_buf_put(b, "\\a", 2);
-                break;
-            case '\b':
-                jg_buf_put(b, "\\b", 2);
-                break;
-            case '\f':
-                jg_buf_put(b, "\\f", 2);
-                break;
-            case '\n':
-                jg_buf_put(b, "\\n", 2);
-                break;
-            case '\r':
-                jg_buf_put(b, "\\r", 2);
-                break;
-            case '\t':
-                jg_buf_put(b, "\\t", 2);
-                break;
-            case '\v':
-                jg_buf_put(b, "\\v", 2);
-                break;
-            default:
-                if (r < 0x20 || r == 0x7F) {
-                    char e[4] = {'\\', 'x', hexdigits[r >> 4], hexdigits[r & 15]};
-                    jg_buf_put(b, e, 4);
-                } else if (r < 0x10000) {
-                    jg_buf_printf(b, "\\u%04x", (unsigned)r);
-                } else {
-                    jg_buf_printf(b, "\\U%08x", (unsigned)r);
-                }
+            char e = short_escape(r, true);
+            if (e) {
+                char esc[2] = {'\\', e};
+                jg_buf_put(b, esc, 2);
+            } else if (r < 0x20 || r == 0x7F) {
+                char x[4] = {'\\', 'x', hexdigits[r >> 4], hexdigits[r & 15]};
+                jg_buf_put(b, x, 4);
+            } else if (r < 0x10000) {
+                jg_buf_printf(b, "\\u%04x", (unsigned)r);
+            } else {
+                jg_buf_printf(b, "\\U%08x", (unsigned)r);
             }
         }
         i += w;
@@ -182,32 +184,13 @@ void jg_buf_json_string(jg_buf *b, const char *str, size_t n) {
         }
         unsigned char c = s[i];
         if (c < 0x80) {
-            switch (c) {
-            case '"':
-                jg_buf_put(b, "\\\"", 2);
-                break;
-            case '\\':
-                jg_buf_put(b, "\\\\", 2);
-                break;
-            case '\n':
-                jg_buf_put(b, "\\n", 2);
-                break;
-            case '\r':
-                jg_buf_put(b, "\\r", 2);
-                break;
-            case '\t':
-                jg_buf_put(b, "\\t", 2);
-                break;
-            case '\b':
-                jg_buf_put(b, "\\b", 2);
-                break;
-            case '\f':
-                jg_buf_put(b, "\\f", 2);
-                break;
-            default: {
-                char e[6] = {'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 15]};
-                jg_buf_put(b, e, 6);
-            }
+            char e = c == '"' || c == '\\' ? (char)c : short_escape(c, false);
+            if (e) {
+                char esc[2] = {'\\', e};
+                jg_buf_put(b, esc, 2);
+            } else {
+                char u[6] = {'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 15]};
+                jg_buf_put(b, u, 6);
             }
             i++;
             continue;

@@ -463,32 +463,22 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     /* Options passed as varargs: the certificate callback is a function pointer, which
      * MHD_OptionItem.ptr_value cannot carry portably. */
-    if (cfg->client_ca_pem) {
-        g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE,
-            cfg->threads, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-            MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
-            MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
-            MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
-            jg_tls_cert_callback, MHD_OPTION_HTTPS_MEM_TRUST, cfg->client_ca_pem,
-            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-            on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_SIGPIPE_HANDLED_BY_APP,
-            1, MHD_OPTION_END);
-    } else {
-        g_tls = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE,
-            cfg->threads, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-            MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
-            MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
-            MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
-            jg_tls_cert_callback, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-            MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
-    }
+    /* mTLS trust, only when asked for: an option array that is empty otherwise */
+    struct MHD_OptionItem trust[] = {
+        {cfg->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+         (void *)(uintptr_t)cfg->client_ca_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    g_tls = MHD_start_daemon(
+        flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
+        MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
+        jg_tls_cert_callback, MHD_OPTION_ARRAY, trust, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+        MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     if (!g_tls) {
         snprintf(err, errlen,
                  "cannot start the HTTPS listener on %s port %u (port in use, bad TLS priorities "
