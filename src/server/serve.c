@@ -109,8 +109,8 @@ static const struct flag flags[F_COUNT] = {
                        "come from one IP).",
                        0, 1000000},
     [F_CONN_TIMEOUT] = {"connection-timeout", K_UINT, "30",
-                        "seconds a connection may stay idle or trickle bytes (slowloris) before it "
-                        "is closed; 0 = never.",
+                        "seconds within which each request's headers, then its body, must arrive "
+                        "(slowloris), and an idle connection is closed; 0 = never.",
                         0, 86400},
     [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "64KiB",
                     "memory pool per connection for the request line, headers and read buffer "

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,13 +37,53 @@ static struct jg_server_config g_cfg;
 static struct MHD_Daemon *g_tls, *g_ops;
 static atomic_bool g_draining, g_closing;
 
-/* Per TCP connection (MHD "socket context"): buffers reused by its keep-alive requests, and the
- * client-certificate verdict, computed once per TLS session. */
+/* Per TCP connection (MHD "socket context"): buffers reused by its keep-alive requests, the
+ * client-certificate verdict, computed once per TLS session, and the request deadline. */
 struct conn_ctx {
     jg_buf body;
     jg_buf resp;
     int mtls; /* 0: not checked, 1: accepted, -1: rejected */
+    MHD_socket fd;
+    _Atomic int64_t waiting_since_ms; /* for the next request's headers; -1 while handling one */
+    bool cut;                         /* shut down by the watchdog (under g_conns_lock) */
+    struct conn_ctx *prev, *next;     /* g_conns, under g_conns_lock */
 };
+
+/* Slowloris guard. libmicrohttpd's connection timeout restarts with every byte, so a client
+ * trickling one byte a second would hold a connection for ever. Here every request must arrive
+ * within --connection-timeout: its headers, counted from the connection's start or the end of
+ * the previous request (a watchdog thread shuts such sockets down), and its body, counted from
+ * the headers (checked as body bytes arrive, in on_webhook). */
+static pthread_mutex_t g_conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn_ctx *g_conns;
+static pthread_t g_watchdog;
+static atomic_bool g_watchdog_stop;
+static bool g_watchdog_running;
+#define WATCHDOG_TICK_MS 200
+
+static int64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void *watchdog(void *arg) {
+    (void)arg;
+    const int64_t limit = (int64_t)g_cfg.connection_timeout_s * 1000;
+    while (!atomic_load(&g_watchdog_stop)) {
+        nanosleep(&(struct timespec){0, WATCHDOG_TICK_MS * 1000000L}, NULL);
+        int64_t now = now_ms();
+        pthread_mutex_lock(&g_conns_lock);
+        for (struct conn_ctx *cc = g_conns; cc; cc = cc->next) {
+            int64_t since = atomic_load(&cc->waiting_since_ms);
+            if (since < 0 || cc->cut || now - since <= limit) continue;
+            shutdown(cc->fd, SHUT_RDWR); /* libmicrohttpd sees the error and closes it */
+            cc->cut = true;
+        }
+        pthread_mutex_unlock(&g_conns_lock);
+    }
+    return NULL;
+}
 
 /* Per HTTP request. */
 struct req_ctx {
@@ -117,18 +158,6 @@ static enum MHD_Result refuse(struct MHD_Connection *c, const char *method, cons
     return ret;
 }
 
-struct header_sum {
-    size_t bytes;
-};
-
-static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
-                                       const char *value) {
-    (void)kind;
-    struct header_sum *s = cls;
-    s->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
-    return MHD_YES;
-}
-
 /* application/json, optionally followed by parameters (charset=utf-8); case-insensitive type. */
 static bool json_content_type(const char *ct) {
     static const char want[] = "application/json";
@@ -171,9 +200,10 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
         return refuse(c, method, url, MHD_HTTP_METHOD_NOT_ALLOWED, "MethodNotAllowed",
                       "method not allowed, expected POST", has_body_headers(c), "POST");
 
-    struct header_sum hs = {strlen(method) + strlen(url) + 12};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_size, &hs);
-    if (hs.bytes > g_cfg.max_header_bytes) {
+    /* the whole header block as received: request line (query string included) and headers */
+    const union MHD_ConnectionInfo *hi =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (hi && hi->header_size > g_cfg.max_header_bytes) {
         char msg[128];
         snprintf(msg, sizeof msg, "request headers are too large; limit is %zu bytes",
                  g_cfg.max_header_bytes);
@@ -305,11 +335,14 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         r->in_flight = true;
         jg_metrics_in_flight(1);
         jg_buf_reset(&cc->body);
+        atomic_store(&cc->waiting_since_ms, -1);
         return validate_headers(c, cc, url, method);
     }
     if (*upload_size > 0) {
         size_t n = *upload_size;
         *upload_size = 0;
+        if (g_cfg.connection_timeout_s && since(&r->start) > g_cfg.connection_timeout_s)
+            return MHD_NO; /* a body trickled slower than the deadline: close, no answer */
         r->received += n;
         if (r->received > DISCARD_LIMIT_BYTES) return MHD_NO; /* close, no answer */
         if (!r->too_large && cc->body.len + n > JG_MAX_BODY_BYTES) {
@@ -342,6 +375,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!r) return;
     if (r->in_flight) jg_metrics_in_flight(-1);
     struct conn_ctx *cc = conn_of(c);
+    if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
     if (cc && cc->body.cap > KEEP_BODY_BYTES) jg_buf_free(&cc->body);
     if (cc && cc->resp.cap > KEEP_BODY_BYTES) jg_buf_free(&cc->resp);
     free(r);
@@ -350,11 +384,29 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
-    (void)cls, (void)c;
+    (void)cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = calloc(1, sizeof(struct conn_ctx));
+        struct conn_ctx *cc = calloc(1, sizeof *cc);
+        *socket_context = cc;
+        if (!cc) return;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        cc->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+        atomic_store(&cc->waiting_since_ms, cc->fd == MHD_INVALID_SOCKET ? -1 : now_ms());
+        pthread_mutex_lock(&g_conns_lock);
+        cc->next = g_conns;
+        if (g_conns) g_conns->prev = cc;
+        g_conns = cc;
+        pthread_mutex_unlock(&g_conns_lock);
     } else if (*socket_context) {
         struct conn_ctx *cc = *socket_context;
+        pthread_mutex_lock(&g_conns_lock); /* before libmicrohttpd closes the socket */
+        if (cc->prev)
+            cc->prev->next = cc->next;
+        else
+            g_conns = cc->next;
+        if (cc->next) cc->next->prev = cc->prev;
+        pthread_mutex_unlock(&g_conns_lock);
         jg_buf_free(&cc->body);
         jg_buf_free(&cc->resp);
         free(cc);
@@ -498,6 +550,9 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
                  cfg->bind_address, cfg->ops_port);
         return false;
     }
+    atomic_store(&g_watchdog_stop, false);
+    g_watchdog_running =
+        cfg->connection_timeout_s > 0 && pthread_create(&g_watchdog, NULL, watchdog, NULL) == 0;
     return true;
 }
 
@@ -523,6 +578,11 @@ unsigned jg_transport_connections(void) {
 }
 
 void jg_transport_stop(void) {
+    if (g_watchdog_running) {
+        atomic_store(&g_watchdog_stop, true);
+        pthread_join(g_watchdog, NULL);
+        g_watchdog_running = false;
+    }
     if (g_tls) MHD_stop_daemon(g_tls);
     if (g_ops) MHD_stop_daemon(g_ops);
     g_tls = g_ops = NULL;

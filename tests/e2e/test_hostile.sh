@@ -256,7 +256,10 @@ big=$(head -c 20000 /dev/zero | tr '\0' a)
 hostile "20 KB header (limit 16 KiB): 431" "431 431" "$(req -H "X-Pad: $big" "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
 many=()
 for i in $(seq 1 600); do many+=(-H "X-Many-$i: aaaaaaaaaaaaaaaaaaaaaaaa"); done
-hostile "600 headers, 21 KB in all: 431" "431 431" "$(req "${many[@]}" "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
+# Hundreds of tiny headers fill the connection's memory pool with header entries before the
+# byte limit is reached; libmicrohttpd then has no room left to build any answer and closes the
+# connection (documented in README "Limits"). Either way nothing is served and the server lives.
+hostile "600 headers, 21 KB in all: 431, or closed when the header entries exhaust the pool" "431 431|000 .*" "$(req "${many[@]}" "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
 hostile "20 KB query string (the request line counts toward --max-header-bytes): 431" "431 431" \
 	"$(req "${CT[@]}" --data-binary @"$VALID" "$URL/validate?pad=$big")"
 hostile "100 KB request line (beyond the 64 KiB connection pool): 4xx from MHD or closed" "4[0-9][0-9] -|000 -" \
