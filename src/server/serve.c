@@ -112,12 +112,14 @@ static const struct flag flags[F_COUNT] = {
                         "seconds within which each request's headers, then its body, must arrive "
                         "(slowloris), and an idle connection is closed; 0 = never.",
                         0, 86400},
-    [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "64KiB",
+    [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "16KiB",
                     "memory pool per connection for the request line, headers and read buffer "
-                    "(bodies are buffered apart, up to 7 MiB).",
+                    "(bodies are buffered apart, up to 7 MiB); libmicrohttpd clears it after "
+                    "every request, so it costs time as well as memory.",
                     8192, 16ull << 20},
-    [F_MAX_HEADER] = {"max-header-bytes", K_BYTES, "16KiB",
-                      "request line plus headers; larger requests get 431.", 1024, 8ull << 20},
+    [F_MAX_HEADER] = {"max-header-bytes", K_BYTES, "8KiB",
+                      "request line (with its query) plus headers; larger requests get 431.", 1024,
+                      8ull << 20},
 };
 
 static void env_name(const char *flag, char *out, size_t n) {

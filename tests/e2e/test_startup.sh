@@ -14,7 +14,7 @@ for f in tls-cert-file tls-private-key-file bind-address:0.0.0.0 port:9443 ops-p
 	shutdown-delay:5 drain-timeout:10 log-level:info log-format:json service-name client-ca-file \
 	client-cn tls-min-version:1.2 threads:0 parity:1.35 disable-rule cert-poll-interval:5 \
 	max-connections:1024 max-connections-per-ip:0 connection-timeout:30 \
-	connection-memory-limit:64KiB max-header-bytes:16KiB; do
+	connection-memory-limit:16KiB max-header-bytes:8KiB; do
 	name=${f%%:*} def=${f#*:}
 	[[ $def == "$f" ]] && def=''
 	env=JOBGUARD_$(tr 'a-z-' 'A-Z_' <<<"$name")
