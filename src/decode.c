@@ -89,6 +89,7 @@ static status_t syntax(struct scanner *sc, const char *what) {
 }
 
 static bool own(struct decoded *d, void *p) {
+    if (!d) return false; /* a scanner without an owner cannot keep copies: reported as OOM */
     if (d->n_owned == d->cap_owned) {
         size_t cap = d->cap_owned ? d->cap_owned * 2 : 8;
         void **v = jg_realloc(d->owned, cap * sizeof *v);
@@ -143,15 +144,15 @@ static inline bool str_special(unsigned char c) {
 /* Returns the first byte at or after p that is special (see str_special), or end. The bulk of a
  * review is long plain strings (managedFields, the last-applied annotation): 16 bytes at a time
  * with SSE2, else 8 with SWAR, then byte by byte. */
-static const char *plain_run(const char *p, const char *end)
-{
+static const char *plain_run(const char *p, const char *end) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                   ctrl = _mm_set1_epi8(0x1f);
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                   _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl)); /* v <= 0x1f */
+        __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                         _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl));     /* v <= 0x1f */
         unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, v)); /* | high bit set */
         if (mask) return p + __builtin_ctz(mask);
         p += 16;
@@ -166,7 +167,8 @@ static const char *plain_run(const char *p, const char *end)
         p += 8;
     }
 #endif
-    while (p < end && !str_special((unsigned char)*p)) p++;
+    while (p < end && !str_special((unsigned char)*p))
+        p++;
     return p;
 }
 
@@ -1233,8 +1235,8 @@ static struct decoded *new_decoded(jg_review *r, jg_decode_error *err) {
 }
 
 /* On a refusal: a syntax error anywhere wins, then the envelope. Cheap: only on the error path. */
-static status_t precedence(const char *body, size_t len, struct review_ctx *r, status_t st,
-                           jg_decode_error *err) {
+static status_t precedence(const char *body, size_t len, struct review_ctx *r, struct decoded *d,
+                           status_t st, jg_decode_error *err) {
     if (st == JG_DECODE_NO_MEMORY) return st;
     jg_decode_error syn;
     if (validate_document(body, len, "AdmissionReview", &syn) != JG_DECODE_OK) {
@@ -1244,7 +1246,8 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
     /* the envelope may come after the failing member: read the top level once more */
     jg_decode_error env;
     if (!r->api.set || !r->kind.set) {
-        struct scanner sc = {body, body, body + len, 0, NULL, &env, "AdmissionReview"};
+        /* with the review's owner: an escaped apiVersion or kind is unescaped into it */
+        struct scanner sc = {body, body, body + len, 0, d, &env, "AdmissionReview"};
         struct agg a;
         ws(&sc);
         if (*sc.p == '{' && enter(&sc, &a) == JG_DECODE_OK) {
@@ -1304,7 +1307,7 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
     if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1")) out->req.api_version = JG_API_V1BETA1;
     if (st == JG_DECODE_OK) st = check_request(&sc, &r);
     if (st != JG_DECODE_OK) {
-        st = precedence(body, len, &r, st, err);
+        st = precedence(body, len, &r, d, st, err);
         if (jg_str_eq_lit(r.api.s, "admission.k8s.io/v1beta1"))
             out->req.api_version = JG_API_V1BETA1;
     }

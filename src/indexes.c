@@ -94,8 +94,9 @@ bool jg_index_list_valid(jg_str s, int32_t completions, jg_buf *err) {
         int64_t x, y;
         if (!parse_interval(interval, completions, &x, &y, err)) return false;
         if (have_last && last >= x) {
-            jg_buf_printf(err, "non-increasing order, previous: %lld, current: %lld",
-                          (long long)last, (long long)x);
+            if (err)
+                jg_buf_printf(err, "non-increasing order, previous: %lld, current: %lld",
+                              (long long)last, (long long)x);
             return false;
         }
         last = y;

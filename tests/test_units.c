@@ -538,6 +538,26 @@ START_TEST(scanner_member_order_and_precedence) {
 }
 END_TEST
 
+/* Found by fuzz_admit: a refusal before the envelope was read, then an escaped kind/apiVersion
+ * (re-read by the precedence pass) crashed on a missing owner for the unescaped copy. */
+START_TEST(fuzz_regressions) {
+    const char *inputs[] = {
+        "{\"request\":1,\"kind\":\"Admission\\u0052eview\"}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"apiVersion\":\"admission.k8s.io/v1\","
+        "\"kind\":\"\\u0041dmissionReview\"}",
+        "{\"request\":{\"uid\":7},\"apiVersion\":\"admission.k8s.io\\/v1\"}",
+    };
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        enum jg_verdict v;
+        const char *resp = admit_text(inputs[i], strlen(inputs[i]), &v);
+        ck_assert_msg(v == JG_VERDICT_BAD_REQUEST, "%s -> %d: %s", inputs[i], v, resp);
+    }
+    jg_buf err = JG_BUF_INIT;
+    ck_assert(!jg_index_list_valid(S("2,1"), 5, NULL)); /* a NULL err is allowed */
+    jg_buf_free(&err);
+}
+END_TEST
+
 START_TEST(admit_error_echoes_uid) {
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"abc\",\"operation\":\"NOPE\"}}";
@@ -577,6 +597,7 @@ int main(void) {
         {"admit", admit_error_echoes_uid},
         {"scanner", scanner_strings_and_numbers},
         {"scanner", scanner_member_order_and_precedence},
+        {"scanner", fuzz_regressions},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Builds the libFuzzer targets into OUTDIR with clang (-fsanitize=fuzzer,address,undefined).
+# Usage: fuzz/build.sh OUTDIR        (CC overrides the compiler, default clang)
+set -eu
+[ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+out=$1
+mkdir -p "$out"
+CC=${CC:-clang}
+
+# The engine only: no CLI, no server, no util.c.
+engine=""
+for f in "$root"/src/*.c; do
+    case $(basename "$f") in main.c | cli_*.c | util.c) ;; *) engine="$engine $f" ;; esac
+done
+
+# -fno-sanitize-recover: a UBSan report is a crash, not a log line.
+flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+jansson=$(pkg-config --cflags --libs jansson)
+
+for t in fuzz_admit fuzz_indexes fuzz_managedby; do
+    # shellcheck disable=SC2086
+    $CC $flags -o "$out/$t" "$here/$t.c" $engine $jansson
+    echo "built $out/$t"
+done

@@ -1,0 +1,126 @@
+/* libFuzzer target: one AdmissionReview body through jg_admit (decode -> rules -> encode).
+ *
+ * Besides "no crash, no sanitizer report" it asserts what a caller relies on:
+ *  - the verdict and outcome.code agree (0 / 422 / 400 / 500);
+ *  - no JG_VERDICT_ERROR: allocations never fail here, so a 500 would be a lie;
+ *  - the response is strict JSON (parsed with jansson, here only) shaped like an AdmissionReview
+ *    response whose `allowed` and `status.code` match the verdict;
+ *  - a 422 carries at least one cause, and as many as outcome.n_errors;
+ *  - a second run on a reused response buffer and outcome gives the same bytes (some inputs). */
+#include "jobguard/admit.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_admit: invariant failed: %s (line %d)\n", #cond, __LINE__);      \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static int expected_code(enum jg_verdict v) {
+    switch (v) {
+    case JG_VERDICT_ALLOWED:
+        return 0;
+    case JG_VERDICT_DENIED:
+        return 422;
+    case JG_VERDICT_BAD_REQUEST:
+        return 400;
+    case JG_VERDICT_ERROR:
+        return 500;
+    }
+    return -1;
+}
+
+static void check_response(const jg_buf *response, const struct jg_outcome *o) {
+    CHECK(!response->oom);
+    CHECK(response->data != NULL);
+    CHECK(strlen(response->data) == response->len); /* encoder escapes NUL: no raw NUL inside */
+
+    json_error_t je;
+    /* A uid with NUL is echoed as \u0000: valid JSON that jansson accepts only on request. */
+    json_t *root =
+        json_loadb(response->data, response->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    if (!root) {
+        fprintf(stderr, "fuzz_admit: response is not JSON (%s at %d:%d):\n%s\n", je.text, je.line,
+                je.column, response->data);
+        abort();
+    }
+    CHECK(json_is_object(root));
+    CHECK(json_is_string(json_object_get(root, "apiVersion")));
+    CHECK(json_is_string(json_object_get(root, "kind")));
+    json_t *resp = json_object_get(root, "response");
+    CHECK(json_is_object(resp));
+    CHECK(json_is_string(json_object_get(resp, "uid")));
+    json_t *allowed = json_object_get(resp, "allowed");
+    CHECK(json_is_boolean(allowed));
+    CHECK(json_is_true(allowed) == (o->verdict == JG_VERDICT_ALLOWED));
+    json_t *status = json_object_get(resp, "status");
+    if (o->verdict == JG_VERDICT_ALLOWED) {
+        CHECK(status == NULL);
+    } else {
+        CHECK(json_is_object(status));
+        CHECK(json_integer_value(json_object_get(status, "code")) == o->code);
+        CHECK(json_is_string(json_object_get(status, "message")));
+        CHECK(json_string_length(json_object_get(status, "message")) > 0);
+    }
+    if (o->verdict == JG_VERDICT_DENIED) {
+        json_t *causes = json_object_get(json_object_get(status, "details"), "causes");
+        CHECK(json_is_array(causes));
+        CHECK(json_array_size(causes) >= 1);
+        CHECK(json_array_size(causes) == o->n_errors);
+        size_t i;
+        json_t *c;
+        json_array_foreach(causes, i, c) {
+            CHECK(json_is_string(json_object_get(c, "reason")));
+            CHECK(json_is_string(json_object_get(c, "field")));
+            CHECK(json_is_string(json_object_get(c, "message")));
+        }
+        CHECK(o->rules != 0);
+        CHECK(o->causes.len > 0 && !o->causes.oom);
+    }
+    json_decref(root);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    /* Both wordings (job-rules.md §6); which one is a cheap function of the input. */
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    if (size & 1) cfg.parity = JG_PARITY_1_36;
+
+    jg_buf response = JG_BUF_INIT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    enum jg_verdict v = jg_admit((const char *)data, size, &cfg, &response, &o);
+
+    CHECK(v == o.verdict);
+    CHECK(o.code == expected_code(v));
+    CHECK(v != JG_VERDICT_ERROR);
+    CHECK(strlen(o.uid) < sizeof o.uid && strlen(o.name) < sizeof o.name);
+    check_response(&response, &o);
+
+    jg_buf names = JG_BUF_INIT;
+    jg_outcome_put_rule_names(&o, &names);
+    CHECK(!names.oom);
+    CHECK((names.len > 0) == (o.rules != 0));
+    jg_buf_free(&names);
+
+    /* Reuse the buffers as the server does (one per connection): same input, same bytes. */
+    if ((size & 7) == 0) {
+        char *first = malloc(response.len + 1);
+        CHECK(first != NULL);
+        memcpy(first, response.data, response.len + 1);
+        size_t first_len = response.len;
+        enum jg_verdict v2 = jg_admit((const char *)data, size, &cfg, &response, &o);
+        CHECK(v2 == v);
+        CHECK(response.len == first_len && memcmp(response.data, first, first_len) == 0);
+        free(first);
+    }
+
+    jg_buf_free(&response);
+    jg_outcome_free(&o);
+    return 0;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Regenerates the committed seeds of fuzz_indexes and fuzz_managedby from tests/cases.
+
+fuzz_admit needs no generated seeds: run.sh copies tests/cases/*/review.json at run time.
+fuzz_indexes input: int32 LE completions, completed list, '|', failed list.
+fuzz_managedby input: the raw value. Hand-written seeds (names starting with 'h-') are kept."""
+import hashlib, json, os, struct, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+cases = os.path.join(os.path.dirname(here), "tests", "cases")
+
+
+def write(target, data):
+    d = os.path.join(here, "seeds", target)
+    os.makedirs(d, exist_ok=True)
+    name = "c-" + hashlib.sha1(data).hexdigest()[:16]
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def objects(review):
+    req = review.get("request") or {}
+    for k in ("object", "oldObject"):
+        o = req.get(k)
+        if isinstance(o, dict):
+            yield o
+
+
+for target in ("fuzz_indexes", "fuzz_managedby"):
+    d = os.path.join(here, "seeds", target)
+    if os.path.isdir(d):
+        for n in os.listdir(d):
+            if n.startswith("c-"):
+                os.remove(os.path.join(d, n))
+
+for case in sorted(os.listdir(cases)):
+    p = os.path.join(cases, case, "review.json")
+    if not os.path.isfile(p):
+        continue
+    try:
+        review = json.load(open(p, encoding="utf-8"))
+    except ValueError:
+        continue
+    for o in objects(review):
+        spec = o.get("spec") or {}
+        jspec = ((spec.get("jobTemplate") or {}).get("spec") or {}) if "jobTemplate" in spec else spec
+        mb = jspec.get("managedBy")
+        if isinstance(mb, str):
+            write("fuzz_managedby", mb.encode("utf-8", "surrogatepass"))
+        st = o.get("status") or {}
+        ci, fi = st.get("completedIndexes"), st.get("failedIndexes")
+        comp = spec.get("completions")
+        if (isinstance(ci, str) or isinstance(fi, str)) and isinstance(comp, int) and -2**31 <= comp < 2**31:
+            data = struct.pack("<i", comp) + (ci or "").encode() + b"|" + (fi or "").encode()
+            write("fuzz_indexes", data)
