@@ -1175,19 +1175,18 @@ static status_t review_member(struct scanner *sc, void *ctx, int which) {
 }
 
 /* apiVersion and kind of the envelope: checked first, whatever the member order. */
+/* apiVersion and kind of the envelope, when present. Absent ones default to admission.k8s.io/v1
+ * AdmissionReview, as controller-runtime's decoder defaults them from the target type. */
 static status_t check_envelope(struct review_ctx *r, jg_decode_error *err) {
-    if (!r->api.set) return fail(err, "apiVersion: required (admission.k8s.io/v1 or v1beta1)");
-    if (!jg_str_eq_lit(r->api.s, "admission.k8s.io/v1") &&
+    if (r->api.set && !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1") &&
         !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1beta1"))
         return fail(err,
                     "apiVersion: unsupported \"%.*s\" (expected admission.k8s.io/v1 or "
                     "admission.k8s.io/v1beta1)",
                     (int)(r->api.s.n > 64 ? 64 : r->api.s.n), r->api.s.p);
-    if (!jg_str_eq_lit(r->kind.s, "AdmissionReview")) {
-        if (!r->kind.set) return fail(err, "kind: expected \"AdmissionReview\", got nothing");
+    if (r->kind.set && !jg_str_eq_lit(r->kind.s, "AdmissionReview"))
         return fail(err, "kind: expected \"AdmissionReview\", got \"%.*s\"",
                     (int)(r->kind.s.n > 64 ? 64 : r->kind.s.n), r->kind.s.p);
-    }
     return JG_DECODE_OK;
 }
 

@@ -346,8 +346,10 @@ START_TEST(decode_refusals) {
                   JG_DECODE_BAD_REQUEST,
                   "apiVersion: unsupported \"admission.k8s.io/v2\" (expected admission.k8s.io/v1 "
                   "or admission.k8s.io/v1beta1)");
-    expect_decode("{\"kind\":\"AdmissionReview\"}", JG_DECODE_BAD_REQUEST,
-                  "apiVersion: required (admission.k8s.io/v1 or v1beta1)");
+    /* absent apiVersion/kind default to v1 AdmissionReview (controller-runtime) */
+    expect_decode("{\"kind\":\"AdmissionReview\"}", JG_DECODE_BAD_REQUEST, "request: required");
+    expect_decode("{\"request\":{\"uid\":\"u\",\"operation\":\"DELETE\",\"resource\":{}}}",
+                  JG_DECODE_OK, NULL);
     expect_decode("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Review\"}",
                   JG_DECODE_BAD_REQUEST, "kind: expected \"AdmissionReview\", got \"Review\"");
     expect_decode("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
