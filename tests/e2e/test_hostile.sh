@@ -231,7 +231,9 @@ hostile "Content-Type application/x-www-form-urlencoded (curl's default): 400" "
 	"$(req --data-binary @"$VALID" "$URL/validate")"
 
 head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$W/8m"
-hostile "8 MiB body with Content-Length (sent without waiting for 100-continue): 413" "413 413" \
+# The server answers 413 from the headers and closes; a client still pushing the body can get
+# the reset before it reads the answer (curl: 000), a race inherent to TCP (see test_http.sh).
+hostile "8 MiB body with Content-Length (sent without waiting for 100-continue): 413, or reset while uploading" "413 413|000 .*" \
 	"$(req -H 'Expect:' "${CT[@]}" --data-binary @"$W/8m" "$URL/validate")"
 hostile "8 MiB body, chunked (no Content-Length): 413" "413 413" \
 	"$(req -H 'Transfer-Encoding: chunked' "${CT[@]}" --data-binary @"$W/8m" "$URL/validate")"
