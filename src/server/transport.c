@@ -24,9 +24,6 @@
 #include "jobguard/server/metrics.h"
 #include "jobguard/server/tlscert.h"
 
-/* A body buffer larger than this is released after its request instead of being kept for the
- * next one on the connection: an idle keep-alive connection should not pin megabytes. */
-#define KEEP_BODY_BYTES (256u * 1024u)
 /* A chunked upload over the limit is read and dropped (so that a 413 can be sent) up to this
  * many bytes; past it the connection is closed without an answer. */
 #define DISCARD_LIMIT_BYTES (4u * JG_MAX_BODY_BYTES)
@@ -385,8 +382,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->in_flight) jg_metrics_in_flight(-1);
     struct conn_ctx *cc = conn_of(c);
     if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
-    if (cc && cc->body.cap > KEEP_BODY_BYTES) jg_buf_free(&cc->body);
-    if (cc && cc->resp.cap > KEEP_BODY_BYTES) jg_buf_free(&cc->resp);
+    /* An idle keep-alive connection holds no buffer of ours: with a pool of API-server
+     * connections that matters more than one malloc per request (the response was copied by
+     * libmicrohttpd, MUST_COPY). */
+    if (cc) {
+        jg_buf_free(&cc->body);
+        jg_buf_free(&cc->resp);
+    }
     free(r);
     *con_cls = NULL;
 }
