@@ -4,6 +4,8 @@
 #include "jobguard/admit.h"
 
 #include <check.h>
+
+#include "run_suite.h"
 #include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -124,9 +126,5 @@ int main(int argc, char **argv) {
     TCase *tc = tcase_create("cases");
     tcase_add_loop_test(tc, test_case, 0, ncases);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

@@ -16,6 +16,8 @@
 #include "jobguard/alloc.h"
 
 #include <check.h>
+
+#include "run_suite.h"
 #include <jansson.h>
 #include <stdalign.h>
 #include <stdio.h>
@@ -420,9 +422,5 @@ int main(int argc, char **argv) {
     tcase_add_loop_test(tc, test_admit_chaos, 0, N_REVIEWS);
     tcase_add_loop_test(tc, test_objects_chaos, 0, N_OBJECTS);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -3,6 +3,8 @@
 #include "jobguard/rules.h"
 
 #include <check.h>
+
+#include "run_suite.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -374,9 +376,5 @@ int main(void) {
     tcase_add_test(tc, disabled_rules_and_scope);
     tcase_add_test(tc, table_is_consistent);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

@@ -106,15 +106,9 @@ jq -c 'del(.request.object.metadata.annotations["kubectl.kubernetes.io/last-appl
 	"$ROOT/tests/cases/r-status-update-realistic/review.json" | tr -d '\n' >"$B12"
 echo "# bodies: 4k = $(wc -c <"$B4") bytes (r-status-update-small), 12k = $(wc -c <"$B12") bytes (r-status-update-realistic minus last-applied annotation)"
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-	local i p
-	for i in $(seq 1 50); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 20000))
-		port_in_use "$p" || { echo "$p"; return 0; }
-	done
-	return 1
-}
+# free_port (random free loopback port in 20000-39999) comes from the end-to-end test helpers;
+# the functions defined below (metric, ...) take precedence over lib.sh's namesakes.
+source "$ROOT/tests/e2e/lib.sh"
 
 # --- servers ------------------------------------------------------------------------------
 JG_PID=

@@ -8,7 +8,7 @@
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_ROOT=$(cd "$E2E_DIR/../.." && pwd)
 CASES_DIR=$SRC_ROOT/tests/cases
-REVIEWS_DIR=${JG_REVIEWS_DIR:-/work/shared/data/reviews}
+REVIEWS_DIR=${JG_REVIEWS_DIR:-$SRC_ROOT/../shared/data/reviews} # shared/ beside the clone
 SERVICE=jobguard
 NAMESPACE=default
 SVC_DNS=$SERVICE.$NAMESPACE.svc
