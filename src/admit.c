@@ -56,7 +56,6 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
     if (!out) jg_outcome_init(&local);
     const struct jg_request *q = &review->req;
     describe(o, q);
-    o->skipped = !q->object.present;
     o->rules = 0;
 
     struct jg_errors errs;
@@ -116,7 +115,6 @@ enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *c
     case JG_DECODE_BAD_REQUEST:
         describe(o, &review.req);
         o->operation[0] = '\0';
-        o->skipped = false;
         o->rules = 0;
         o->n_errors = 0;
         o->verdict = v = JG_VERDICT_BAD_REQUEST;

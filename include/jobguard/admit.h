@@ -18,7 +18,6 @@ enum jg_verdict {
 struct jg_outcome {
     enum jg_verdict verdict;
     int code;     /* response status.code: 0 when allowed, else 422 / 400 / 500 */
-    bool skipped; /* allowed untouched: not a Job/CronJob CREATE/UPDATE */
     bool dry_run;
     char uid[128];
     char namespace_[64];
