@@ -165,13 +165,18 @@ fs.writeFileSync('$s/args', c.args.join('\\n') + '\\n');
 fs.writeFileSync('$s/review.json', env.REVIEW);
 fs.writeFileSync('$s/test.sh', t.command.at(-1));
 ") 2>"$s/extract.log"
-	port=$((20000 + RANDOM % 20000))
-	ops=$((port + 1))
+	# two free loopback ports (a busy CI machine may hold any given one)
+	for _ in $(seq 50); do
+		port=$((20000 + RANDOM % 20000))
+		ops=$((port + 1))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || (exec 3<>"/dev/tcp/127.0.0.1/$ops") 2>/dev/null || break
+	done
 	mapfile -t args < <(sed -e "s|^/tls/|$c/a/|" -e "s|^9443\$|$port|" -e "s|^8080\$|$ops|" "$s/args")
 	"$bin" "${args[@]}" >"$s/server.log" 2>&1 &
 	srv=$!
-	for _ in $(seq 50); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 200); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 	check 'server: starts with the arguments the chart renders and turns ready' curl -fs "http://127.0.0.1:$ops/readyz"
+	curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 || sed 's/^/  server log: /' "$s/server.log" | tail -5
 	sed -e "s|/tmp/|$s/|g" -e "s|/tls/ca.crt|$c/a/ca.crt|" -e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1|" "$s/test.sh" >"$s/test2.sh"
 	check 'server: the helm test script gets a denial from the real server' env \
 		URL="https://jobguard.default.svc:$port/validate?timeout=5s" REVIEW="$(cat "$s/review.json")" sh -ec "$(cat "$s/test2.sh")"
