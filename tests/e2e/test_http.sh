@@ -80,7 +80,9 @@ expect_eq "small chunked body: 200 allowed" "200 true" "$code $(field .response.
 
 big_header=$(head -c 20000 /dev/zero | tr '\0' a)
 code=$(req -H "X-Padding: $big_header" "${CT[@]}" --data-binary @"$small" "$URL/validate")
-expect_eq "20 KB of headers (limit 8 KiB): 431" 431 "$code"
+# Beyond the 16 KiB pool libmicrohttpd answers 431 itself and closes; the client may see the
+# reset before the answer while it still sends (curl: 000).
+expect_match "20 KB of headers (limit 8 KiB): 431 (or reset while sending)" '^(431|000)$' "$code"
 code=$(req -H "X-Padding: $(head -c 8000 /dev/zero | tr '\0' a)" "${CT[@]}" --data-binary @"$small" "$URL/validate")
 expect_eq "8 KB of headers: accepted" 200 "$code"
 

@@ -78,7 +78,9 @@ code=$(jcurl -o /dev/null -w '%{http_code}' -H "X-Pad: $h" -H 'Content-Type: app
 expect_eq "12 KB headers over --max-header-bytes 8KiB: 431" 431 "$code"
 h=$(head -c 40000 /dev/zero | tr '\0' a)
 code=$(jcurl -o /dev/null -w '%{http_code}' -H "X-Pad: $h" -H 'Content-Type: application/json' --data-binary @"$REVIEW" "$URL/validate")
-expect_eq "40 KB headers over the 16 KiB pool: 431" 431 "$code"
+# libmicrohttpd answers 431 as soon as its pool is full and closes; a client still sending the
+# rest of its headers may see the reset first (curl: 000). Either way it is not served.
+expect_match "40 KB headers over the 16 KiB pool: 431 (or reset while sending)" '^(431|000)$' "$code"
 code=$(post "$REVIEW")
 expect_eq "normal request with a 16 KiB pool: 200" 200 "$code"
 if [[ -f $REVIEWS_DIR/status-update-denied.json ]]; then
