@@ -370,21 +370,31 @@ static status_t enter(struct scanner *sc, struct agg *a) {
  * longer keys are unknown by construction. */
 #define KEY_MAX 64
 
-static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char keybuf[KEY_MAX],
-                         int *more) {
+/* The part objects and arrays share: the closing bracket (*more = 0), or the separator before
+ * every member but the first (*more = 1). */
+static status_t agg_next(struct scanner *sc, struct agg *a, char close, int *more) {
     ws(sc);
-    if (sc->p < sc->end && *sc->p == '}') {
+    if (sc->p < sc->end && *sc->p == close) {
         sc->p++;
         sc->depth--;
         *more = 0;
         return JG_DECODE_OK;
     }
     if (!a->first) {
-        if (sc->p >= sc->end || *sc->p != ',') return syntax(sc, "',' or '}' expected");
+        if (sc->p >= sc->end || *sc->p != ',')
+            return syntax(sc, close == '}' ? "',' or '}' expected" : "',' or ']' expected");
         sc->p++;
         ws(sc);
     }
     a->first = false;
+    *more = 1;
+    return JG_DECODE_OK;
+}
+
+static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char keybuf[KEY_MAX],
+                         int *more) {
+    TRY(agg_next(sc, a, '}', more));
+    if (!*more) return JG_DECODE_OK;
     if (sc->p >= sc->end || *sc->p != '"') return syntax(sc, "string key expected");
     /* Keys are only compared: an escaped key (rare) is unescaped into keybuf, truncated, since
      * a long key cannot match any the decoder reads. */
@@ -422,21 +432,7 @@ static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char ke
 }
 
 static status_t arr_next(struct scanner *sc, struct agg *a, int *more) {
-    ws(sc);
-    if (sc->p < sc->end && *sc->p == ']') {
-        sc->p++;
-        sc->depth--;
-        *more = 0;
-        return JG_DECODE_OK;
-    }
-    if (!a->first) {
-        if (sc->p >= sc->end || *sc->p != ',') return syntax(sc, "',' or ']' expected");
-        sc->p++;
-        ws(sc);
-    }
-    a->first = false;
-    *more = 1;
-    return JG_DECODE_OK;
+    return agg_next(sc, a, ']', more);
 }
 
 /* Validates and skips one value. Recursion is bounded by MAX_DEPTH. */
