@@ -14,13 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_admit: invariant failed: %s (line %d)\n", #cond, __LINE__);      \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_check.h"
 
 static int expected_code(enum jg_verdict v) {
     switch (v) {

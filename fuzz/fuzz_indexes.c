@@ -18,13 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_indexes: invariant failed: %s (line %d)\n", #cond, __LINE__);    \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_check.h"
 
 #define MAX_MODEL_INTERVALS 4096 /* inputs are at most a few KB: ≤ 2048 intervals per list */
 

@@ -13,13 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_managedby: invariant failed: %s (line %d)\n", #cond, __LINE__);  \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_check.h"
 
 static const char field[] = "spec.managedBy";
 static regex_t host_re, path_re;
