@@ -8,6 +8,7 @@ Fails when
   - a rule ID printed by `jobguard rules` has no entry (anchor, message, upstream function) there;
   - the README's rule table is not the current `jobguard rules --markdown`.
 Each check first proves on planted input that it can fail, and counts what it checked."""
+import fnmatch
 import os
 import re
 import subprocess
@@ -33,11 +34,17 @@ def repo_files():
         out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
                               "--exclude-standard"], capture_output=True, check=True).stdout
         names = [n for n in out.decode().split("\0") if n]
-    except (OSError, subprocess.CalledProcessError):
+    except (OSError, subprocess.CalledProcessError):  # no git: walk, skipping what .gitignore skips
+        ignored = [".git"]
+        if os.path.isfile(os.path.join(ROOT, ".gitignore")):
+            with open(os.path.join(ROOT, ".gitignore")) as fh:
+                ignored += [l.strip().strip("/") for l in fh if l.strip() and not l.startswith("#")]
         names = []
         for d, subdirs, files in os.walk(ROOT):
-            rel = os.path.relpath(d, ROOT)
-            subdirs[:] = [s for s in subdirs if s != ".git" and not (rel == "." and s.startswith("build"))]
+            rel = os.path.normpath(os.path.relpath(d, ROOT))
+            subdirs[:] = [s for s in subdirs if not any(
+                fnmatch.fnmatch(s, p) or fnmatch.fnmatch(os.path.normpath(os.path.join(rel, s)), p)
+                for p in ignored)]
             names += [os.path.normpath(os.path.join(rel, f)) for f in files]
     texts = {}
     for n in names:
