@@ -63,6 +63,7 @@ const apiPort = await new Promise((resolve, reject) => {
   api.stdout.once('data', (d) => resolve(Number(String(d).trim())));
   api.once('exit', (code) => reject(new Error(`fakeapi.mjs exited with ${code}`)));
 });
+process.on('exit', () => api.kill());
 const fakeKubeconfig = path.join(opt.work, 'kubeconfig');
 fs.writeFileSync(fakeKubeconfig, yaml.dump({
   apiVersion: 'v1', kind: 'Config', 'current-context': 'fake',
@@ -781,6 +782,5 @@ function mutationTests() {
 scenarios(main);
 packageChecks();
 if (!process.env.JOBGUARD_CHART_NO_SELFTEST) mutationTests();
-api.kill();
 console.log(`${main.passed} passed, ${main.failed} failed`);
 process.exit(main.failed ? 1 : 0);
