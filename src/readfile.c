@@ -39,6 +39,11 @@ bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, 
     /* Before open: opening a device can have side effects, opening a socket fails with ENXIO. */
     if (stat(path, &st) == 0 && refuse_kind(path, &st, err, n)) return false;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == EWOULDBLOCK) { /* only a lease makes a non-blocking open wait */
+        snprintf(err, n, "cannot open %s: another process holds a lease on it (%s)", path,
+                 strerror(errno));
+        return false;
+    }
     if (fd < 0) {
         snprintf(err, n, "cannot open %s: %s", path, strerror(errno));
         return false;

@@ -12,8 +12,8 @@
 #include "jobguard/buf.h"
 
 /* Replaces out's content with the file at path (symlinks followed). Returns false with a precise
- * reason in err: cannot open (errno text), not a regular file (and what it is), larger than max
- * bytes, read error, empty. */
+ * reason in err: cannot open (errno text; a lease held by another process is named), not a
+ * regular file (and what it is), larger than max bytes, read error, empty. */
 bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen);
 
 /* "a FIFO (named pipe)", "a directory", ... for a st_mode; "a regular file" for S_IFREG. */

@@ -49,6 +49,7 @@ static struct pair *g_retired; /* watcher thread only (and cleanup) */
 static struct file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
+static bool g_retry; /* the last load could not read a file: try again even if unchanged */
 
 static pthread_t g_thread;
 static bool g_thread_running;
@@ -58,6 +59,11 @@ static pthread_cond_t g_done_cv; /* the watcher has returned */
 static bool g_stop, g_reload_requested, g_done;
 /* What the watcher is doing, for the log when shutdown cannot wait for it (NULL: waiting). */
 static _Atomic(const char *) g_activity, g_activity_path;
+
+static void doing(const char *what, const char *path) {
+    atomic_store(&g_activity_path, path);
+    atomic_store(&g_activity, what);
+}
 
 static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *err, size_t n, const char *f, ...) {
@@ -241,24 +247,24 @@ static bool sig_eq(const struct file_sig *a, const struct file_sig *b) {
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* Reads both files and builds a checked pair, or says why not. */
-static struct pair *load_pair(unsigned char dig[32], char *err, size_t n) {
+/* Reads both files and builds a checked pair, or says why not (*unread: a file could not be
+ * read at all, as opposed to bad content). */
+static struct pair *load_pair(unsigned char dig[32], bool *unread, char *err, size_t n) {
     jg_buf cert = JG_BUF_INIT, key = JG_BUF_INIT;
     struct pair *p = NULL;
     memset(dig, 0, 32);
-    atomic_store(&g_activity, "reading");
-    atomic_store(&g_activity_path, g_set.cert_file);
+    doing("reading", g_set.cert_file);
     bool read = jg_read_regular_file(g_set.cert_file, JG_TLS_MAX_PEM_BYTES, &cert, err, n);
     if (read) {
-        atomic_store(&g_activity_path, g_set.key_file);
+        doing("reading", g_set.key_file);
         read = jg_read_regular_file(g_set.key_file, JG_TLS_MAX_PEM_BYTES, &key, err, n);
     }
+    *unread = !read;
     if (!read) {
         digest(err, strlen(err), "", 0, dig);
         goto out;
     }
-    atomic_store(&g_activity, "checking the key pair");
-    atomic_store(&g_activity_path, g_set.cert_file);
+    doing("checking the key pair", g_set.cert_file);
     digest(cert.data, cert.len, key.data, key.len, dig);
     p = calloc(1, sizeof *p);
     if (!p) {
@@ -275,7 +281,6 @@ out:
     if (key.data) memset(key.data, 0, key.cap);
     jg_buf_free(&cert);
     jg_buf_free(&key);
-    atomic_store(&g_activity, NULL);
     return p;
 }
 
@@ -301,7 +306,8 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_sig[0] = stat_sig(s->cert_file);
     g_sig[1] = stat_sig(s->key_file);
     unsigned char dig[32];
-    struct pair *p = load_pair(dig, err, errlen);
+    bool unread;
+    struct pair *p = load_pair(dig, &unread, err, errlen);
     if (!p) return false;
     atomic_store(&g_current, p);
     jg_metrics_cert_expiry(p->not_after);
@@ -363,7 +369,8 @@ static bool settle_wait(long ms) {
 enum jg_tls_reload jg_tls_check_reload(bool force) {
     reap_retired(false);
     struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
-    if (!force && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1])) return JG_TLS_UNCHANGED;
+    if (!force && !g_retry && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1]))
+        return JG_TLS_UNCHANGED;
     /* The two files are not replaced atomically together outside Kubernetes (an editor, cp, a
      * script renaming them one after the other): wait until they stop changing. */
     for (int i = 0; i < 10; i++) {
@@ -379,7 +386,11 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
 
     char err[1024];
     unsigned char dig[32];
-    struct pair *p = load_pair(dig, err, sizeof err);
+    bool unread;
+    struct pair *p = load_pair(dig, &unread, err, sizeof err);
+    /* A file that could not be read (held under a lease, briefly missing) is tried again at the
+     * next poll even if it does not change; the same reason is logged once. */
+    g_retry = unread;
     struct pair *cur = atomic_load(&g_current);
     if (p && memcmp(p->digest, cur->digest, 32) == 0) {
         pair_free(p);
@@ -435,7 +446,9 @@ static void *watch_main(void *arg) {
         g_reload_requested = false;
         pthread_mutex_unlock(&g_mu);
         if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
+        doing("looking for changes", g_set.cert_file); /* stat(2) of both files */
         jg_tls_check_reload(force);
+        doing(NULL, NULL);
         pthread_mutex_lock(&g_mu);
     }
     g_done = true;

@@ -5,7 +5,8 @@
 # new good one (served on the next handshake), then to bad ones (mismatched key, expired,
 # wrong service name) that must be refused, counted and logged while the good one keeps
 # serving, then to another good one. Zero failed requests. Then SIGHUP with polling off, then
-# a FIFO and a directory in place of the files: refused, and SIGTERM still exits in time.
+# a FIFO, a directory and a file under a lease in place of the files: refused, and SIGTERM
+# still exits in time.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 command -v h2load >/dev/null || { fail "h2load not installed (nghttp2-client)"; jg_finish; }
@@ -153,6 +154,21 @@ cp "$GEN/tls.crt" "$SEC/..dir/"
 install_version ..dir
 refused 2 "key replaced by a directory" "$SEC/tls.key is a directory, not a regular file"
 expect_eq "  readiness unaffected" 200 "$(curl -sS -o /dev/null -w '%{http_code}' "$OPS_URL/readyz")"
+# A good new pair whose certificate another process holds a lease on: refused at once, then
+# loaded at a later poll once the lease is gone, although the files did not change again.
+"$SRC_ROOT/certs/generate.sh" --service "$SERVICE" --namespace "$NAMESPACE" --out "$GEN" --ip 127.0.0.1 \
+	--dns localhost --force >/dev/null 2>&1
+s5=$(cert_serial "$GEN/tls.crt")
+mkdir "$SEC/..lease"
+cp "$GEN/tls.crt" "$GEN/tls.key" "$SEC/..lease/"
+if hold_lease "$SEC/..lease/tls.crt"; then
+	install_version ..lease
+	refused 3 "certificate under another process's lease" "cannot open $SEC/tls.crt: another process holds a lease on it"
+	expect_eq "  still serving the good certificate" "$s4" "$(served_serial)"
+	kill "$LEASE_PID"
+	wait_metric "$OK" 1 10 && pass "  lease released: the same files are loaded at a later poll" || fail "  not reloaded after the lease"
+	expect_eq "  served" "$s5" "$(served_serial)"
+else fail "could not take a lease on $SEC/..lease/tls.crt"; fi
 install_version ..fifo # the watcher meets the FIFO again while the server shuts down
 sleep 1.5
 t0=$(date +%s%N)

@@ -55,6 +55,13 @@ run_fail "certificate path is a character device" "/dev/zero is a character devi
 	--tls-cert-file /dev/zero --tls-private-key-file "$CERTS/tls.key"
 run_fail "client CA path is a FIFO" "client-ca-file: $TMP/fifo-ca.crt is a FIFO \(named pipe\), not a regular file" \
 	"${C[@]}" --client-ca-file "$TMP/fifo-ca.crt"
+# A file under a lease held by another process: refused at once (a blocking open waits 45 s).
+cp "$CERTS/tls.crt" "$TMP/leased.crt"
+if hold_lease "$TMP/leased.crt"; then
+	run_fail "certificate under another process's lease" "cannot open $TMP/leased.crt: another process holds a lease on it" \
+		--tls-cert-file "$TMP/leased.crt" --tls-private-key-file "$CERTS/tls.key"
+	kill "$LEASE_PID"
+else fail "could not take a lease on $TMP/leased.crt"; fi
 head -c $((1024 * 1024 + 1)) /dev/zero >"$TMP/big.crt"
 run_fail "certificate file over 1 MiB" "$TMP/big.crt is larger than 1048576 bytes" \
 	--tls-cert-file "$TMP/big.crt" --tls-private-key-file "$CERTS/tls.key"
