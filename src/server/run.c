@@ -7,11 +7,15 @@
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jobguard/server/log.h"
 #include "jobguard/server/tlscert.h"
 
 #define DRAIN_POLL_MS 20
+/* The certificate watcher gets at least this long after the drain (with --shutdown-delay 0 and
+ * --drain-timeout 0 there is no budget left; a check in progress takes a few milliseconds). */
+#define WATCHER_MIN_WAIT_MS 200
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv;
@@ -45,6 +49,17 @@ static void *signal_main(void *arg) {
             jg_log_end(&l);
         }
     }
+}
+
+static struct timespec ts_add_ms(struct timespec t, long long ms) {
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+    return t;
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b) {
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 static double mono_now(void) {
@@ -93,14 +108,18 @@ int jg_server_run(const struct jg_server_config *cfg) {
         jg_log_end(&l);
     }
 
-    /* 1. wait for SIGTERM/SIGINT */
+    /* 1. wait for SIGTERM/SIGINT; the watcher stops now, so that whatever it is doing it has the
+     * whole shutdown to finish */
     pthread_mutex_lock(&g_mu);
     while (g_signals == 0)
         pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    jg_tls_watch_request_stop();
+    struct timespec t_signal;
+    clock_gettime(CLOCK_MONOTONIC, &t_signal);
     /* 2. keep serving for the shutdown delay, unless a second signal arrives */
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += cfg->shutdown_delay_s;
+    struct timespec dl = ts_add_ms(t_signal, 1000LL * cfg->shutdown_delay_s);
+    pthread_mutex_lock(&g_mu);
     while (g_signals < 2 && pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
     }
     pthread_mutex_unlock(&g_mu);
@@ -127,14 +146,32 @@ int jg_server_run(const struct jg_server_config *cfg) {
         jg_log_end(&l);
     }
 
-    jg_tls_watch_stop();
+    /* 5. the watcher: waited for until --shutdown-delay + --drain-timeout after the signal, never
+     * longer (a read from a stalled network filesystem cannot be interrupted) */
+    struct timespec wdl =
+        ts_add_ms(t_signal, 1000LL * (cfg->shutdown_delay_s + (long long)cfg->drain_timeout_s));
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    struct timespec floor_ = ts_add_ms(now, WATCHER_MIN_WAIT_MS);
+    if (ts_before(&wdl, &floor_)) wdl = floor_;
+    const char *doing = NULL, *path = NULL;
+    bool watcher_stopped = jg_tls_watch_stop(&wdl, &doing, &path);
+    if (!watcher_stopped &&
+        jg_log_begin(&l, JG_LOG_WARN, "certificate watcher still busy: exiting without it")) {
+        jg_log_str(&l, "doing", doing);
+        jg_log_str(&l, "path", path);
+        jg_log_end(&l);
+    }
+
     pthread_mutex_lock(&g_mu);
     g_exiting = true;
     pthread_mutex_unlock(&g_mu);
     pthread_kill(sig_thread, SIGUSR1);
     pthread_join(sig_thread, NULL);
     pthread_cond_destroy(&g_cv);
-    jg_tls_cleanup();
+    if (watcher_stopped) jg_tls_cleanup();
     jg_log_msg(JG_LOG_INFO, "shutdown complete");
+    /* exit(3) would run OpenSSL's and GnuTLS's destructors under the busy watcher */
+    if (!watcher_stopped) _exit(0);
     return 0;
 }

@@ -17,10 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "jobguard/readfile.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
 
@@ -50,12 +49,21 @@ static struct pair *g_retired; /* watcher thread only (and cleanup) */
 static struct file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
+static bool g_retry; /* the last load could not read a file: try again even if unchanged */
 
 static pthread_t g_thread;
 static bool g_thread_running;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv;
-static bool g_stop, g_reload_requested;
+static pthread_cond_t g_cv;      /* wakes the watcher: stop or reload requested */
+static pthread_cond_t g_done_cv; /* the watcher has returned */
+static bool g_stop, g_reload_requested, g_done;
+/* What the watcher is doing, for the log when shutdown cannot wait for it (NULL: waiting). */
+static _Atomic(const char *) g_activity, g_activity_path;
+
+static void doing(const char *what, const char *path) {
+    atomic_store(&g_activity_path, path);
+    atomic_store(&g_activity, what);
+}
 
 static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *err, size_t n, const char *f, ...) {
@@ -74,36 +82,6 @@ static const char *ssl_reason(char *buf, size_t n) {
         ERR_error_string_n(e, buf, n);
     ERR_clear_error();
     return buf;
-}
-
-static bool read_file(const char *path, jg_buf *out, char *err, size_t n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fmt(err, n, "cannot open %s: %s", path, strerror(errno));
-        return false;
-    }
-    jg_buf_reset(out);
-    char chunk[8192];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (out->len + r > JG_TLS_MAX_PEM_BYTES) {
-            fclose(f);
-            fmt(err, n, "%s is larger than %u bytes", path, JG_TLS_MAX_PEM_BYTES);
-            return false;
-        }
-        jg_buf_put(out, chunk, r);
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || out->oom) {
-        fmt(err, n, "cannot read %s", path);
-        return false;
-    }
-    if (out->len == 0) {
-        fmt(err, n, "%s is empty", path);
-        return false;
-    }
-    return true;
 }
 
 static int64_t asn1_to_unix(const ASN1_TIME *t) {
@@ -239,88 +217,16 @@ static bool gnutls_load(const jg_buf *cert, const jg_buf *key, struct pair *p, c
     return true;
 }
 
-/* Identifies a pair's content, to skip reloading what is already served (GnuTLS's hash: the
- * server process itself never calls into libcrypto, see openssl_check_isolated). */
-static void digest(const jg_buf *cert, const jg_buf *key, unsigned char out[32]) {
+/* Identifies a pair's content (or, when the files cannot be read, the reason), to skip
+ * reloading what is already served and to report a given failure once. */
+static void digest(const char *a, size_t an, const char *b, size_t bn, unsigned char out[32]) {
     memset(out, 0, 32);
     gnutls_hash_hd_t h;
     if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0) return;
-    gnutls_hash(h, cert->data, cert->len);
+    gnutls_hash(h, a, an);
     gnutls_hash(h, "", 1);
-    gnutls_hash(h, key->data, key->len);
+    gnutls_hash(h, b, bn);
     gnutls_hash_deinit(h, out);
-}
-
-/* What the OpenSSL check reports back across the pipe (well under PIPE_BUF: one atomic write). */
-struct check_result {
-    bool ok;
-    char err[512];
-    int64_t not_before, not_after;
-    char serial[80];
-    char subject[256];
-};
-
-/* Runs openssl_check in a short-lived child process. The server never initialises libcrypto
- * itself, which keeps ~2.4 MiB of touched library pages out of its resident set (README
- * "Performance"), and a parser fault on a hostile key file cannot take the server down. */
-static bool openssl_check_isolated(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
-                                   size_t n) {
-    int fds[2];
-    if (pipe(fds) != 0) {
-        fmt(err, n, "cannot check the key pair: pipe: %s", strerror(errno));
-        return false;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        fmt(err, n, "cannot check the key pair: fork: %s", strerror(errno));
-        return false;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        struct check_result r;
-        memset(&r, 0, sizeof r);
-        struct pair tmp;
-        memset(&tmp, 0, sizeof tmp);
-        r.ok = openssl_check(cert, key, &tmp, r.err, sizeof r.err);
-        r.not_before = tmp.not_before;
-        r.not_after = tmp.not_after;
-        memcpy(r.serial, tmp.serial, sizeof r.serial);
-        memcpy(r.subject, tmp.subject, sizeof r.subject);
-        ssize_t w = write(fds[1], &r, sizeof r);
-        _exit(w == (ssize_t)sizeof r ? 0 : 1);
-    }
-    close(fds[1]);
-    struct check_result r;
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t k = read(fds[0], (char *)&r + got, sizeof r - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (got != sizeof r) {
-        fmt(err, n, "the OpenSSL check of %s and %s did not complete (%s %d)", g_set.cert_file,
-            g_set.key_file, WIFSIGNALED(status) ? "signal" : "exit status",
-            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-        return false;
-    }
-    if (!r.ok) {
-        r.err[sizeof r.err - 1] = '\0';
-        fmt(err, n, "%s", r.err);
-        return false;
-    }
-    p->not_before = r.not_before;
-    p->not_after = r.not_after;
-    memcpy(p->serial, r.serial, sizeof p->serial);
-    memcpy(p->subject, r.subject, sizeof p->subject);
-    p->serial[sizeof p->serial - 1] = p->subject[sizeof p->subject - 1] = '\0';
-    return true;
 }
 
 static struct file_sig stat_sig(const char *path) {
@@ -341,21 +247,32 @@ static bool sig_eq(const struct file_sig *a, const struct file_sig *b) {
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* Reads both files and builds a checked pair, or says why not. */
-static struct pair *load_pair(unsigned char dig[32], char *err, size_t n) {
+/* Reads both files and builds a checked pair, or says why not (*unread: a file could not be
+ * read at all, as opposed to bad content). */
+static struct pair *load_pair(unsigned char dig[32], bool *unread, char *err, size_t n) {
     jg_buf cert = JG_BUF_INIT, key = JG_BUF_INIT;
     struct pair *p = NULL;
     memset(dig, 0, 32);
-    if (!read_file(g_set.cert_file, &cert, err, n) || !read_file(g_set.key_file, &key, err, n))
+    doing("reading", g_set.cert_file);
+    bool read = jg_read_regular_file(g_set.cert_file, JG_TLS_MAX_PEM_BYTES, &cert, err, n);
+    if (read) {
+        doing("reading", g_set.key_file);
+        read = jg_read_regular_file(g_set.key_file, JG_TLS_MAX_PEM_BYTES, &key, err, n);
+    }
+    *unread = !read;
+    if (!read) {
+        digest(err, strlen(err), "", 0, dig);
         goto out;
-    digest(&cert, &key, dig);
+    }
+    doing("checking the key pair", g_set.cert_file);
+    digest(cert.data, cert.len, key.data, key.len, dig);
     p = calloc(1, sizeof *p);
     if (!p) {
         fmt(err, n, "out of memory");
         goto out;
     }
     memcpy(p->digest, dig, 32);
-    if (!openssl_check_isolated(&cert, &key, p, err, n) || !gnutls_load(&cert, &key, p, err, n)) {
+    if (!openssl_check(&cert, &key, p, err, n) || !gnutls_load(&cert, &key, p, err, n)) {
         pair_free(p);
         p = NULL;
     }
@@ -389,7 +306,8 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_sig[0] = stat_sig(s->cert_file);
     g_sig[1] = stat_sig(s->key_file);
     unsigned char dig[32];
-    struct pair *p = load_pair(dig, err, errlen);
+    bool unread;
+    struct pair *p = load_pair(dig, &unread, err, errlen);
     if (!p) return false;
     atomic_store(&g_current, p);
     jg_metrics_cert_expiry(p->not_after);
@@ -431,15 +349,32 @@ static void reap_retired(bool all) {
     }
 }
 
+#define SETTLE_STEP_MS 200
+
+/* Sleeps ms unless the watcher is asked to stop; false when it is. */
+static bool settle_wait(long ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += ms * 1000000L;
+    dl.tv_sec += dl.tv_nsec / 1000000000L;
+    dl.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&g_mu);
+    while (!g_stop && pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
+    }
+    bool go_on = !g_stop;
+    pthread_mutex_unlock(&g_mu);
+    return go_on;
+}
+
 enum jg_tls_reload jg_tls_check_reload(bool force) {
     reap_retired(false);
     struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
-    if (!force && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1])) return JG_TLS_UNCHANGED;
+    if (!force && !g_retry && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1]))
+        return JG_TLS_UNCHANGED;
     /* The two files are not replaced atomically together outside Kubernetes (an editor, cp, a
      * script renaming them one after the other): wait until they stop changing. */
     for (int i = 0; i < 10; i++) {
-        struct timespec d = {0, 200 * 1000 * 1000};
-        nanosleep(&d, NULL);
+        if (!settle_wait(SETTLE_STEP_MS)) return JG_TLS_UNCHANGED; /* shutting down */
         struct file_sig t[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
         bool stable = sig_eq(&s[0], &t[0]) && sig_eq(&s[1], &t[1]);
         s[0] = t[0];
@@ -451,7 +386,11 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
 
     char err[1024];
     unsigned char dig[32];
-    struct pair *p = load_pair(dig, err, sizeof err);
+    bool unread;
+    struct pair *p = load_pair(dig, &unread, err, sizeof err);
+    /* A file that could not be read (held under a lease, briefly missing) is tried again at the
+     * next poll even if it does not change; the same reason is logged once. */
+    g_retry = unread;
     struct pair *cur = atomic_load(&g_current);
     if (p && memcmp(p->digest, cur->digest, 32) == 0) {
         pair_free(p);
@@ -507,9 +446,13 @@ static void *watch_main(void *arg) {
         g_reload_requested = false;
         pthread_mutex_unlock(&g_mu);
         if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
+        doing("looking for changes", g_set.cert_file); /* stat(2) of both files */
         jg_tls_check_reload(force);
+        doing(NULL, NULL);
         pthread_mutex_lock(&g_mu);
     }
+    g_done = true;
+    pthread_cond_broadcast(&g_done_cv);
     pthread_mutex_unlock(&g_mu);
     return NULL;
 }
@@ -519,8 +462,9 @@ bool jg_tls_watch_start(char *err, size_t errlen) {
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
     pthread_cond_init(&g_cv, &a);
+    pthread_cond_init(&g_done_cv, &a);
     pthread_condattr_destroy(&a);
-    g_stop = false;
+    g_stop = g_done = false;
     int rc = pthread_create(&g_thread, NULL, watch_main, NULL);
     if (rc != 0) {
         fmt(err, errlen, "cannot start the certificate watcher: %s", strerror(rc));
@@ -533,19 +477,38 @@ bool jg_tls_watch_start(char *err, size_t errlen) {
 void jg_tls_request_reload(void) {
     pthread_mutex_lock(&g_mu);
     g_reload_requested = true;
-    pthread_cond_signal(&g_cv);
+    pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
 }
 
-void jg_tls_watch_stop(void) {
+void jg_tls_watch_request_stop(void) {
     if (!g_thread_running) return;
     pthread_mutex_lock(&g_mu);
     g_stop = true;
-    pthread_cond_signal(&g_cv);
+    pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
-    pthread_join(g_thread, NULL);
+}
+
+bool jg_tls_watch_stop(const struct timespec *deadline, const char **doing, const char **path) {
+    if (!g_thread_running) return true;
+    jg_tls_watch_request_stop();
+    pthread_mutex_lock(&g_mu);
+    while (!g_done && pthread_cond_timedwait(&g_done_cv, &g_mu, deadline) != ETIMEDOUT) {
+    }
+    bool done = g_done;
+    pthread_mutex_unlock(&g_mu);
+    if (!done) { /* still inside a system call or a check: the caller exits without it */
+        *doing = atomic_load(&g_activity);
+        *path = atomic_load(&g_activity_path);
+        if (!*doing) *doing = "finishing";
+        if (!*path) *path = g_set.cert_file;
+        return false;
+    }
+    pthread_join(g_thread, NULL); /* it has returned: this does not wait */
     g_thread_running = false;
     pthread_cond_destroy(&g_cv);
+    pthread_cond_destroy(&g_done_cv);
+    return true;
 }
 
 bool jg_tls_valid_now(void) {
@@ -566,7 +529,7 @@ void jg_tls_cleanup(void) {
 }
 
 bool jg_tls_read_ca_bundle(const char *path, jg_buf *pem, char *err, size_t errlen) {
-    if (!read_file(path, pem, err, errlen)) return false;
+    if (!jg_read_regular_file(path, JG_TLS_MAX_PEM_BYTES, pem, err, errlen)) return false;
     BIO *b = BIO_new_mem_buf(pem->data, (int)pem->len);
     if (!b) {
         fmt(err, errlen, "out of memory");

@@ -210,6 +210,25 @@ secret_install() {
 	[[ -L $dir/tls.key ]] || ln -s ..data/tls.key "$dir/tls.key"
 }
 
+# hold_lease FILE: another process takes a write lease on FILE (fcntl F_SETLEASE, python3) and
+# keeps it until killed; sets LEASE_PID. While it holds the lease, a blocking open(2) of FILE
+# by anyone else waits up to /proc/sys/fs/lease-break-time (45 s), a non-blocking one fails.
+hold_lease() {
+	rm -f "$TMP/lease.ready"
+	python3 -c '
+import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)  # the lease-break notice must not end the holder
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$1" "$TMP/lease.ready" &
+	LEASE_PID=$!
+	PIDS+=("$LEASE_PID")
+	local i
+	for i in $(seq 1 100); do [[ -e $TMP/lease.ready ]] && return 0; sleep 0.1; done
+	return 1
+}
+
 # build_apiclient: builds the Go kube-apiserver-like client into $TMP/apiclient (GOPATH mode).
 build_apiclient() {
 	command -v go >/dev/null || return 1

@@ -4,7 +4,9 @@
 # connections busy and a loop opens a new TLS connection per request, the pair is rotated to a
 # new good one (served on the next handshake), then to bad ones (mismatched key, expired,
 # wrong service name) that must be refused, counted and logged while the good one keeps
-# serving, then to another good one. Zero failed requests. Then SIGHUP with polling off.
+# serving, then to another good one. Zero failed requests. Then SIGHUP with polling off, then
+# a FIFO, a directory and a file under a lease in place of the files: refused, and SIGTERM
+# still exits in time.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 command -v h2load >/dev/null || { fail "h2load not installed (nghttp2-client)"; jg_finish; }
@@ -121,4 +123,60 @@ expect_eq "SIGHUP with unchanged files: no reload counted" "1 0" "$(metric "$OK"
 kill -0 "$SERVER_PID" 2>/dev/null && pass "SIGHUP does not stop the server" || fail "server died on SIGHUP"
 stop_server
 expect_eq "server exits 0" 0 "$SERVER_RC"
+
+# Non-regular files swapped in: the certificate becomes a FIFO nobody writes to, then the key a
+# directory. Each is refused at once and logged, the good pair keeps serving, and SIGTERM ends
+# the process within --shutdown-delay + --drain-timeout (the watcher used to block in open(2) on
+# the FIFO for ever, and shutdown waited for it).
+DELAY=1 DRAIN=2
+start_server nonreg --tls-cert-file "$SEC/tls.crt" --tls-private-key-file "$SEC/tls.key" \
+	--cert-poll-interval 1 --shutdown-delay $DELAY --drain-timeout $DRAIN || { fail "server start"; jg_finish; }
+# install_version NAME: makes $SEC/NAME (filled by the caller) the current ..data, atomically
+install_version() {
+	ln -sfn "$1" "$SEC/..data_tmp"
+	mv -T "$SEC/..data_tmp" "$SEC/..data"
+}
+# refused N WHAT TEXT: the failure counter reaches N and the last rejection logs TEXT
+refused() {
+	wait_metric "$KO" "$1" 10 && pass "$2: refused (failure counter $1)" || fail "$2: failure counter is $(metric "$KO")"
+	grep '"msg":"certificate reload rejected' "$SERVER_LOG" | tail -1 | grep -qF "$3" &&
+		pass "  logged: $3" || fail "  no log line with: $3"
+}
+mkdir "$SEC/..fifo"
+mkfifo "$SEC/..fifo/tls.crt"
+cp "$GEN/tls.key" "$SEC/..fifo/"
+install_version ..fifo
+refused 1 "certificate replaced by a FIFO" "$SEC/tls.crt is a FIFO (named pipe), not a regular file"
+expect_eq "  still serving the good certificate" "$s4" "$(served_serial)"
+expect_eq "  requests still answered" 200 "$(post "$BODY")"
+mkdir -p "$SEC/..dir/tls.key"
+cp "$GEN/tls.crt" "$SEC/..dir/"
+install_version ..dir
+refused 2 "key replaced by a directory" "$SEC/tls.key is a directory, not a regular file"
+expect_eq "  readiness unaffected" 200 "$(curl -sS -o /dev/null -w '%{http_code}' "$OPS_URL/readyz")"
+# A good new pair whose certificate another process holds a lease on: refused at once, then
+# loaded at a later poll once the lease is gone, although the files did not change again.
+"$SRC_ROOT/certs/generate.sh" --service "$SERVICE" --namespace "$NAMESPACE" --out "$GEN" --ip 127.0.0.1 \
+	--dns localhost --force >/dev/null 2>&1
+s5=$(cert_serial "$GEN/tls.crt")
+mkdir "$SEC/..lease"
+cp "$GEN/tls.crt" "$GEN/tls.key" "$SEC/..lease/"
+if hold_lease "$SEC/..lease/tls.crt"; then
+	install_version ..lease
+	refused 3 "certificate under another process's lease" "cannot open $SEC/tls.crt: another process holds a lease on it"
+	expect_eq "  still serving the good certificate" "$s4" "$(served_serial)"
+	kill "$LEASE_PID"
+	wait_metric "$OK" 1 10 && pass "  lease released: the same files are loaded at a later poll" || fail "  not reloaded after the lease"
+	expect_eq "  served" "$s5" "$(served_serial)"
+else fail "could not take a lease on $SEC/..lease/tls.crt"; fi
+install_version ..fifo # the watcher meets the FIFO again while the server shuts down
+sleep 1.5
+t0=$(date +%s%N)
+kill -TERM "$SERVER_PID"
+wait_exit "$SERVER_PID" $((DELAY + DRAIN + 10))
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_eq "SIGTERM with a FIFO in place: exit 0" 0 "$EXIT_RC"
+if [[ $EXIT_RC != timeout && $ms -le $(((DELAY + DRAIN) * 1000 + 2000)) ]]; then
+	pass "  exited ${ms} ms after SIGTERM (bound: --shutdown-delay $DELAY + --drain-timeout $DRAIN, 2 s slack)"
+else fail "  exit took ${ms} ms (${EXIT_RC})"; fi
 jg_finish

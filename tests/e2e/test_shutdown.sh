@@ -3,7 +3,8 @@
 # run: /readyz turns 503 at once; requests (also on new connections) are served for the whole
 # --shutdown-delay; then new connections are refused, the keep-alive client's next request is
 # answered with Connection: close, a slow upload in flight finishes with 200 during the drain,
-# and the process exits 0 before --drain-timeout. Zero failed requests.
+# and the process exits 0 before --drain-timeout. Zero failed requests. Then the certificate
+# watcher is stranded on a filesystem that never answers: shutdown still ends in time.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 command -v h2load >/dev/null || { fail "h2load not installed (nghttp2-client)"; jg_finish; }
@@ -76,4 +77,54 @@ expect_match "  on the kept-alive connection" 'reused=true' "$last"
 if [[ $n_go -ge 10 ]]; then pass "  $n_go requests over one connection across the shutdown"; else fail "only $n_go requests"; fi
 grep -q '"msg":"stopped accepting, draining"' "$SERVER_LOG" && grep -q '"msg":"drained"' "$SERVER_LOG" &&
 	pass "shutdown steps logged" || fail "shutdown log lines missing"
+
+# The certificate watcher stuck in the kernel: the Secret volume's ..data is swapped to a FUSE
+# filesystem that never answers (stallfs), so the watcher's stat(2) of tls.crt blocks for good,
+# as on a stalled network filesystem. Serving goes on, and SIGTERM still ends the process within
+# --shutdown-delay + --drain-timeout, logging what the watcher was stuck in.
+STALLFS=${JG_STALLFS:-}
+if [[ $(id -u) != 0 || ! -c /dev/fuse || ! -x $STALLFS ]]; then
+	fail "stalled filesystem: needs root, /dev/fuse and the stallfs helper (JG_STALLFS=$STALLFS)"
+	jg_finish
+fi
+SEC=$TMP/secret MNT=$TMP/stall
+secret_install "$SEC" "$CERTS"
+mkdir -p "$MNT"
+"$STALLFS" "$MNT" "$TMP/stall.ready" 2>"$TMP/stallfs.err" &
+STALL=$!
+PIDS+=("$STALL")
+# unstall: kill stallfs (which frees every blocked caller) and unmount, before the scratch
+# directory is removed
+unstall() {
+	kill "$STALL" 2>/dev/null
+	wait "$STALL" 2>/dev/null
+	umount -l "$MNT" 2>/dev/null
+}
+for i in $(seq 1 50); do [[ -e $TMP/stall.ready ]] && break; sleep 0.1; done
+if [[ ! -e $TMP/stall.ready ]]; then
+	fail "stallfs did not mount: $(cat "$TMP/stallfs.err")"
+	unstall
+	jg_finish
+fi
+DELAY=1 DRAIN=2
+start_server stuck --tls-cert-file "$SEC/tls.crt" --tls-private-key-file "$SEC/tls.key" \
+	--cert-poll-interval 1 --shutdown-delay $DELAY --drain-timeout $DRAIN || { fail "server start"; unstall; jg_finish; }
+ln -sfn "$MNT" "$SEC/..data_tmp"
+mv -T "$SEC/..data_tmp" "$SEC/..data"
+sleep 2.5 # at least one poll: the watcher is now inside stat(2) on the stalled mount
+wchans=$(cat /proc/"$SERVER_PID"/task/*/wchan 2>/dev/null | tr '\0' ' ')
+expect_match "a server thread waits on the stalled filesystem" 'fuse|request_wait_answer' "$wchans"
+expect_eq "requests are served while the watcher is stuck" 200 "$(post "$BODY")"
+expect_eq "  and /readyz is 200" 200 "$(curl -sS -o /dev/null -w '%{http_code}' "$OPS_URL/readyz")"
+t0=$(now_ms)
+kill -TERM "$SERVER_PID"
+wait_exit "$SERVER_PID" $((DELAY + DRAIN + 10))
+ms=$(($(now_ms) - t0))
+expect_eq "SIGTERM with the watcher stuck: exit 0" 0 "$EXIT_RC"
+if [[ $EXIT_RC != timeout && $ms -le $(((DELAY + DRAIN) * 1000 + 1500)) ]]; then
+	pass "  exited ${ms} ms after SIGTERM (--shutdown-delay $DELAY + --drain-timeout $DRAIN)"
+else fail "  exit took ${ms} ms ($EXIT_RC)"; fi
+busy=$(grep '"msg":"certificate watcher still busy' "$SERVER_LOG" | jq -r '"\(.doing) \(.path)"' 2>/dev/null)
+expect_eq "  logged what the watcher was stuck in" "looking for changes $SEC/tls.crt" "$busy"
+unstall
 jg_finish

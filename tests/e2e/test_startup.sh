@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start-up: --help documents every flag with its default and variable; bad flags and bad
 # certificate material fail fast with a precise message (OpenSSL checks: key mismatch, expired,
-# not yet valid, service name not covered); JOBGUARD_* variables configure, flags win.
+# not yet valid, service name not covered; paths that are FIFOs, devices or directories, files
+# too large or empty); JOBGUARD_* variables configure, flags win.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 
@@ -41,6 +42,31 @@ run_fail "bad tls-min-version" 'tls-min-version must be 1.2 or 1.3' "${C[@]}" --
 run_fail "bad log level" 'log-level must be' "${C[@]}" --log-level loud
 run_fail "unknown rule ID" 'unknown rule ID "NoSuchRule"' "${C[@]}" --disable-rule NoSuchRule
 run_fail "missing cert file" "cannot open $TMP/none.crt" --tls-cert-file "$TMP/none.crt" --tls-private-key-file "$CERTS/tls.key"
+# Non-regular files are refused at once, never waited on (a FIFO without a writer used to block
+# open(2) for ever; run_fail's timeout turns such a hang into a failure).
+mkfifo "$TMP/fifo.crt" "$TMP/fifo.key" "$TMP/fifo-ca.crt"
+run_fail "certificate path is a FIFO" "$TMP/fifo.crt is a FIFO \(named pipe\), not a regular file" \
+	--tls-cert-file "$TMP/fifo.crt" --tls-private-key-file "$CERTS/tls.key"
+run_fail "key path is a FIFO" "$TMP/fifo.key is a FIFO \(named pipe\), not a regular file" \
+	--tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$TMP/fifo.key"
+run_fail "key path is a directory" "$TMP is a directory, not a regular file" \
+	--tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$TMP"
+run_fail "certificate path is a character device" "/dev/zero is a character device, not a regular file" \
+	--tls-cert-file /dev/zero --tls-private-key-file "$CERTS/tls.key"
+run_fail "client CA path is a FIFO" "client-ca-file: $TMP/fifo-ca.crt is a FIFO \(named pipe\), not a regular file" \
+	"${C[@]}" --client-ca-file "$TMP/fifo-ca.crt"
+# A file under a lease held by another process: refused at once (a blocking open waits 45 s).
+cp "$CERTS/tls.crt" "$TMP/leased.crt"
+if hold_lease "$TMP/leased.crt"; then
+	run_fail "certificate under another process's lease" "cannot open $TMP/leased.crt: another process holds a lease on it" \
+		--tls-cert-file "$TMP/leased.crt" --tls-private-key-file "$CERTS/tls.key"
+	kill "$LEASE_PID"
+else fail "could not take a lease on $TMP/leased.crt"; fi
+head -c $((1024 * 1024 + 1)) /dev/zero >"$TMP/big.crt"
+run_fail "certificate file over 1 MiB" "$TMP/big.crt is larger than 1048576 bytes" \
+	--tls-cert-file "$TMP/big.crt" --tls-private-key-file "$CERTS/tls.key"
+: >"$TMP/empty.key"
+run_fail "empty key file" "$TMP/empty.key is empty" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$TMP/empty.key"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TMP/other.key" 2>/dev/null
 run_fail "key does not match certificate" "private key $TMP/other.key does not match certificate" \
 	--tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$TMP/other.key"

@@ -1,8 +1,10 @@
 /* tlscert: the serving certificate. OpenSSL checks every pair before it is served (key matches,
- * validity window, service DNS name); GnuTLS objects built from it are handed to libmicrohttpd
- * per handshake by jg_tls_cert_callback. A watcher thread reloads the pair when the files change
- * (poll) or on request (SIGHUP), swapping an atomic pointer; old pairs stay allocated for a grace
- * period because a handshake that already fetched them may still be signing with them. */
+ * validity window, service DNS name), in the server process: at startup on the main thread, then
+ * on the watcher thread; GnuTLS objects built from it are handed to libmicrohttpd per handshake
+ * by jg_tls_cert_callback. The watcher reloads the pair when the files change (poll) or on
+ * request (SIGHUP), swapping an atomic pointer; old pairs stay allocated for a grace period
+ * because a handshake that already fetched them may still be signing with them. Files are read
+ * with jg_read_regular_file: a FIFO or device at the path is refused, never waited on. */
 #ifndef JOBGUARD_SERVER_TLSCERT_H
 #define JOBGUARD_SERVER_TLSCERT_H
 
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "jobguard/buf.h"
 
@@ -37,7 +40,12 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 /* Starts / stops the watcher thread. */
 bool jg_tls_watch_start(char *err, size_t errlen);
 void jg_tls_request_reload(void); /* async-signal-unsafe: call from the signal thread */
-void jg_tls_watch_stop(void);
+/* Asks the watcher to return (it abandons a settle wait at once, finishes a check in progress). */
+void jg_tls_watch_request_stop(void);
+/* Asks it to stop and waits until deadline (CLOCK_MONOTONIC) at most. True: it has returned and
+ * is joined. False: it is still busy (*doing, e.g. "reading", and *path say with what) and must
+ * be left running: the caller then exits the process without freeing what the watcher uses. */
+bool jg_tls_watch_stop(const struct timespec *deadline, const char **doing, const char **path);
 
 /* Reload check, synchronously (the watcher calls this). force: ignore the stat signature. */
 enum jg_tls_reload { JG_TLS_UNCHANGED, JG_TLS_RELOADED, JG_TLS_FAILED };
@@ -47,7 +55,7 @@ enum jg_tls_reload jg_tls_check_reload(bool force);
 bool jg_tls_valid_now(void);
 int64_t jg_tls_not_after(void);
 
-/* Frees every pair. Call after the TLS daemon is stopped. */
+/* Frees every pair. Call after the TLS daemon and the watcher are stopped. */
 void jg_tls_cleanup(void);
 
 /* Reads and checks a PEM bundle of CA certificates for client authentication (at least one

@@ -1,0 +1,22 @@
+/* readfile: reads a file the server is configured with (certificate, key, client CA bundle,
+ * policy) so that nothing can block the reading thread: a FIFO, a device, a socket or a
+ * directory at that path is refused with a message naming what it is, the open is non-blocking
+ * (a FIFO without a writer or a file under a lease would otherwise block open(2) indefinitely),
+ * and the read stops at a size limit. */
+#ifndef JOBGUARD_READFILE_H
+#define JOBGUARD_READFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jobguard/buf.h"
+
+/* Replaces out's content with the file at path (symlinks followed). Returns false with a precise
+ * reason in err: cannot open (errno text; a lease held by another process is named), not a
+ * regular file (and what it is), larger than max bytes, read error, empty. */
+bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen);
+
+/* "a FIFO (named pipe)", "a directory", ... for a st_mode; "a regular file" for S_IFREG. */
+const char *jg_file_kind(unsigned mode);
+
+#endif
