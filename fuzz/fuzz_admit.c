@@ -81,7 +81,7 @@ static void check_response(const jg_buf *response, const struct jg_outcome *o) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    /* Both wordings (job-rules.md §6); which one is a cheap function of the input. */
+    /* Both wordings (docs/rules.md §6); which one is a cheap function of the input. */
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     if (size & 1) cfg.parity = JG_PARITY_1_36;
 

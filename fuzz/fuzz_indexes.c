@@ -1,4 +1,4 @@
-/* libFuzzer target: the index-list parser and the overlap scan (job-rules.md §4).
+/* libFuzzer target: the index-list parser and the overlap scan (docs/rules.md §4).
  *
  * Input: 4 bytes little-endian int32 `completions`, then the completed list, a '|' byte, the
  * failed list (no '|': the rest is split in the middle). Each list is copied into its own exact

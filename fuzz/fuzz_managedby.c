@@ -1,4 +1,4 @@
-/* libFuzzer target: the spec.managedBy format and length check (job-rules.md §2.2, §2.3).
+/* libFuzzer target: the spec.managedBy format and length check (docs/rules.md §2.2, §2.3).
  *
  * The whole input is the value (exact-size heap copy, so over-reads are ASan reports). The
  * engine's character-class passes are compared with an independent oracle: POSIX extended

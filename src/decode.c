@@ -1,10 +1,10 @@
-/* decode: AdmissionReview JSON -> jg_review (job-rules.md §9 field map). The only module that
+/* decode: AdmissionReview JSON -> jg_review (docs/rules.md §9 field map). The only module that
  * reads request JSON.
  *
  * One strict, validating pass over the body (RFC 8259: grammar, UTF-8, escapes, numbers, nesting
  * depth, no trailing data) that materialises only what the rules read. Everything else
  * (managedFields, annotations, the pod template, ...) is validated and skipped without
- * allocating; strings without escapes are zero-copy slices of the body. See toolchain.md §8 for
+ * allocating; strings without escapes are zero-copy slices of the body. See docs/decoder.md for
  * why: a whole-document tree costs more than the TLS connection that carries it.
  *
  * What kube-apiserver would do with bad input (see README "Bad input"): objects with wrong field

@@ -1,4 +1,4 @@
-/* Index lists "0-3,5,7-9" (job-rules.md §4), reproduced from upstream's parseIndexInterval,
+/* Index lists "0-3,5,7-9" (docs/rules.md §4), reproduced from upstream's parseIndexInterval,
  * validateIndexesFormat and validateFailedIndexesNotOverlapCompleted. */
 #include "jobguard/indexes.h"
 

@@ -1,4 +1,4 @@
-/* spec.managedBy format and length (job-rules.md §2.2, §2.3): IsDomainPrefixedPath with
+/* spec.managedBy format and length (docs/rules.md §2.2, §2.3): IsDomainPrefixedPath with
  * character-class tables and single passes, full-string semantics (no regex library). */
 #include "jobguard/rules.h"
 

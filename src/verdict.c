@@ -1,4 +1,4 @@
-/* Field errors and their Kubernetes rendering (job-rules.md §2.6). */
+/* Field errors and their Kubernetes rendering (docs/rules.md §2.6). */
 #include "jobguard/verdict.h"
 
 #include "jobguard/alloc.h"

@@ -1,5 +1,6 @@
 /* Rule tests on views built directly (no JSON): every status rule fires when its gate is open
- * and stays silent when the same violation is already stored and its gate is closed (§3.1). */
+ * and stays silent when the same violation is already stored and its gate is closed (docs/rules.md
+ * §3.1). */
 #include "jobguard/rules.h"
 
 #include <check.h>

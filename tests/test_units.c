@@ -1,5 +1,5 @@
-/* Unit tests per module: index grammar (§4), managedBy format (§2.2-2.3), rendering and
- * escaping (§2.6), and the decoder's refusals. Rule gates are in test_rules.c. */
+/* Unit tests per module: index grammar (docs/rules.md §4), managedBy format (§2.2-2.3), rendering
+ * and escaping (§2.6), and the decoder's refusals. Rule gates are in test_rules.c. */
 #include "jobguard/admit.h"
 #include "jobguard/decode.h"
 #include "jobguard/indexes.h"

@@ -1,4 +1,4 @@
-/* §4: the index-list format of status.completedIndexes / status.failedIndexes. */
+/* docs/rules.md §4: the index-list format of status.completedIndexes / status.failedIndexes. */
 #ifndef JOBGUARD_INDEXES_H
 #define JOBGUARD_INDEXES_H
 

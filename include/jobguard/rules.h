@@ -1,5 +1,5 @@
 /* rules: pure functions of the view, declared in one table in upstream evaluation order
- * (job-rules.md §2 and §3.2). The same table feeds `jobguard rules`, logs and metrics. */
+ * (docs/rules.md §2 and §3.2). The same table feeds `jobguard rules`, logs and metrics. */
 #ifndef JOBGUARD_RULES_H
 #define JOBGUARD_RULES_H
 
@@ -47,7 +47,7 @@ enum jg_rule_id {
     JG_RULE_COUNT
 };
 
-/* Kubernetes versions whose wording differs (job-rules.md §6). */
+/* Kubernetes versions whose wording differs (docs/rules.md §6). */
 enum jg_parity { JG_PARITY_1_35, JG_PARITY_1_36 };
 
 struct jg_config {
@@ -65,7 +65,7 @@ struct jg_rule {
     const char *field;   /* field path of its errors */
     const char *when;    /* when it is active, in words (§3.1) */
     const char *message; /* detail text (v1.35) */
-    const char *section; /* job-rules.md section */
+    const char *section; /* where docs/rules.md specifies it */
     /* status rules only: gate and check; NULL check = emitted by the row before it (rows 6-7). */
     bool (*active)(const struct jg_status_ctx *);
     void (*check)(const struct jg_status_ctx *, struct jg_errors *);

@@ -1,5 +1,5 @@
 /* verdict: Kubernetes field errors (type, field path, bad value, detail) and their rendering,
- * exactly as apimachinery's field.Error.Error()/ErrorBody() and errors.NewInvalid (job-rules.md
+ * exactly as apimachinery's field.Error.Error()/ErrorBody() and errors.NewInvalid (docs/rules.md
  * §2.6). Each constructor renders at once into the list's text buffer. */
 #ifndef JOBGUARD_VERDICT_H
 #define JOBGUARD_VERDICT_H

@@ -1,4 +1,4 @@
-/* The compact view of an AdmissionReview that the rules read (job-rules.md §9). Plain C data:
+/* The compact view of an AdmissionReview that the rules read (docs/rules.md §9). Plain C data:
  * slices into decoder-owned memory, integers, and presence flags. Rules never see JSON. */
 #ifndef JOBGUARD_VIEW_H
 #define JOBGUARD_VIEW_H

