@@ -1,8 +1,12 @@
 /* metrics: the Prometheus series of jobguard. Every label value is an index into a const table
  * (resource, subresource, operation, verdict, HTTP code, rule ID): the set of series is bounded
- * whatever clients send, and counting is one relaxed atomic add. */
+ * whatever clients send. The series of one decided review (requests, histogram, rule violations)
+ * change together under one lock, so that a scrape is a consistent snapshot: the histogram's
+ * +Inf bucket equals its _count and equals the sum of requests_total. The rest are relaxed atomics.
+ */
 #include "jobguard/server/metrics.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -26,15 +30,21 @@ static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
                                  0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
 #define N_BUCKETS (sizeof buckets / sizeof buckets[0])
 
-static const unsigned http_codes[] = {200, 400, 403, 404, 405, 413, 431, 500, 503};
+static const unsigned http_codes[] = {200, 400, 403, 404, 405, 411, 413, 414, 431, 500, 501, 503};
 #define N_CODES (sizeof http_codes / sizeof http_codes[0])
 
+/* The series one decided review moves, updated and read under admission_lock. */
+struct admission_series {
+    uint64_t requests[N_RES][N_SUB][N_OP][N_VERDICT];
+    uint64_t bucket[N_BUCKETS + 1]; /* last = +Inf only */
+    uint64_t duration_count;
+    uint64_t duration_sum_ns;
+    uint64_t rule[JG_RULE_COUNT];
+};
+static pthread_mutex_t admission_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct {
-    atomic_uint_fast64_t requests[N_RES][N_SUB][N_OP][N_VERDICT];
-    atomic_uint_fast64_t bucket[N_BUCKETS + 1]; /* last = +Inf only */
-    atomic_uint_fast64_t duration_count;
-    atomic_uint_fast64_t duration_sum_ns;
-    atomic_uint_fast64_t rule[JG_RULE_COUNT];
+    struct admission_series a;
     atomic_int_fast64_t in_flight;
     atomic_uint_fast64_t http[N_CODES + 1]; /* last = any other code */
     atomic_int_fast64_t cert_expiry;
@@ -59,17 +69,19 @@ void jg_metrics_admission(const struct jg_outcome *o, double seconds) {
     size_t s = index_of(subresources, N_SUB, o->sub_resource, N_SUB - 1);
     size_t op = index_of(operations, N_OP, o->operation, N_OP - 1);
     size_t v = (size_t)o->verdict < N_VERDICT ? (size_t)o->verdict : JG_VERDICT_ERROR;
-    ADD(m.requests[r][s][op][v], 1);
-
     size_t b = 0;
     while (b < N_BUCKETS && seconds > buckets[b])
         b++;
-    ADD(m.bucket[b], 1);
-    ADD(m.duration_count, 1);
-    ADD(m.duration_sum_ns, (uint_fast64_t)(seconds > 0 ? seconds * 1e9 : 0));
+    uint64_t ns = (uint64_t)(seconds > 0 ? seconds * 1e9 : 0);
 
+    pthread_mutex_lock(&admission_lock);
+    m.a.requests[r][s][op][v]++;
+    m.a.bucket[b]++;
+    m.a.duration_count++;
+    m.a.duration_sum_ns += ns;
     for (int i = 0; i < JG_RULE_COUNT; i++)
-        if (o->rules & (UINT64_C(1) << i)) ADD(m.rule[i], 1);
+        if (o->rules & (UINT64_C(1) << i)) m.a.rule[i]++;
+    pthread_mutex_unlock(&admission_lock);
 }
 
 void jg_metrics_http_response(unsigned code) {
@@ -100,13 +112,18 @@ static void header(jg_buf *out, const char *name, const char *type, const char *
 
 /* Label values here come from const tables of plain tokens: nothing to escape. */
 void jg_metrics_render(jg_buf *out) {
+    struct admission_series a;
+    pthread_mutex_lock(&admission_lock);
+    a = m.a;
+    pthread_mutex_unlock(&admission_lock);
+
     header(out, "jobguard_admission_requests_total", "counter",
            "AdmissionReview requests decided, by resource, subresource, operation and verdict.");
     for (size_t r = 0; r < N_RES; r++)
         for (size_t s = 0; s < N_SUB; s++)
             for (size_t op = 0; op < N_OP; op++)
                 for (size_t v = 0; v < N_VERDICT; v++) {
-                    uint64_t n = GET(m.requests[r][s][op][v]);
+                    uint64_t n = a.requests[r][s][op][v];
                     if (n == 0) continue; /* only series that happened */
                     jg_buf_printf(out,
                                   "jobguard_admission_requests_total{resource=\"%s\",subresource="
@@ -119,7 +136,7 @@ void jg_metrics_render(jg_buf *out) {
            "Time from request headers to queued response for decided AdmissionReviews.");
     uint64_t cum = 0;
     for (size_t b = 0; b <= N_BUCKETS; b++) {
-        cum += GET(m.bucket[b]);
+        cum += a.bucket[b];
         if (b < N_BUCKETS)
             jg_buf_printf(out, "jobguard_admission_duration_seconds_bucket{le=\"%g\"} %llu\n",
                           buckets[b], (unsigned long long)cum);
@@ -128,15 +145,15 @@ void jg_metrics_render(jg_buf *out) {
                           (unsigned long long)cum);
     }
     jg_buf_printf(out, "jobguard_admission_duration_seconds_sum %.9f\n",
-                  (double)GET(m.duration_sum_ns) / 1e9);
+                  (double)a.duration_sum_ns / 1e9);
     jg_buf_printf(out, "jobguard_admission_duration_seconds_count %llu\n",
-                  (unsigned long long)GET(m.duration_count));
+                  (unsigned long long)a.duration_count);
 
     header(out, "jobguard_rule_violations_total", "counter",
            "Denied AdmissionReviews in which the rule fired, by rule ID.");
     for (int i = 0; i < JG_RULE_COUNT; i++)
         jg_buf_printf(out, "jobguard_rule_violations_total{rule=\"%s\"} %llu\n", jg_rules[i].name,
-                      (unsigned long long)GET(m.rule[i]));
+                      (unsigned long long)a.rule[i]);
 
     header(out, "jobguard_requests_in_flight", "gauge",
            "Requests on the webhook port being received or answered.");

@@ -104,6 +104,7 @@ int jg_server_run(const struct jg_server_config *cfg) {
     if (jg_log_begin(&l, JG_LOG_INFO, "serving")) {
         jg_log_str(&l, "bind_address", cfg->bind_address);
         jg_log_uint(&l, "port", cfg->port);
+        jg_log_str(&l, "ops_bind_address", cfg->ops_bind_address);
         jg_log_uint(&l, "ops_port", cfg->ops_port);
         jg_log_end(&l);
     }

@@ -39,6 +39,7 @@ enum {
     F_BIND,
     F_PORT,
     F_OPS_PORT,
+    F_OPS_BIND,
     F_THREADS,
     F_TLS_MIN,
     F_SERVICE,
@@ -69,6 +70,8 @@ static const struct flag flags[F_COUNT] = {
     [F_PORT] = {"port", K_UINT, "9443", "HTTPS port of POST /validate.", 1, 65535},
     [F_OPS_PORT] = {"ops-port", K_UINT, "8080",
                     "plain HTTP port of /healthz, /readyz and /metrics.", 1, 65535},
+    [F_OPS_BIND] = {"ops-bind-address", K_STR, "",
+                    "IPv4 or IPv6 address the ops port listens on; empty = --bind-address.", 0, 0},
     [F_THREADS] = {"threads", K_UINT, "0",
                    "request threads (epoll each); 0 = number of online CPUs.", 0, 1024},
     [F_TLS_MIN] = {"tls-min-version", K_STR, "1.2",
@@ -349,6 +352,7 @@ int jg_cmd_serve(int argc, char **argv) {
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.bind_address = val[F_BIND];
+    cfg.ops_bind_address = val[F_OPS_BIND][0] ? val[F_OPS_BIND] : val[F_BIND];
     cfg.port = (uint16_t)num[F_PORT];
     cfg.ops_port = (uint16_t)num[F_OPS_PORT];
     cfg.threads = num[F_THREADS] ? (unsigned)num[F_THREADS] : (unsigned)(cpus > 0 ? cpus : 1);

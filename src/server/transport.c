@@ -2,6 +2,7 @@
 #include "jobguard/server/transport.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -24,14 +25,17 @@
 #include "jobguard/server/metrics.h"
 #include "jobguard/server/tlscert.h"
 
-/* A chunked upload over the limit is read and dropped (so that a 413 can be sent) up to this
- * many bytes; past it the connection is closed without an answer. */
-#define DISCARD_LIMIT_BYTES (4u * JG_MAX_BODY_BYTES)
-/* Ops port: a few scrapers and probes. */
-#define OPS_MAX_CONNECTIONS 64
+/* Ops port: probes and scrapers. Kubelet probes come from the node's IP, Prometheus from its
+ * own: a per-IP limit keeps one client (a pod trickling bytes) from taking every slot, and the
+ * request deadline (as on the webhook port) frees a slot held by a slow client. */
+#define OPS_MAX_CONNECTIONS 256
+#define OPS_MAX_CONNECTIONS_PER_IP 16
+#define OPS_REQUEST_DEADLINE_S 5
 #define OPS_TIMEOUT_S 30
 
 static struct jg_server_config g_cfg;
+/* Callback cls that marks the ops daemon (NULL: the webhook daemon). */
+static const int g_ops_port;
 static struct MHD_Daemon *g_tls, *g_ops;
 static atomic_bool g_draining, g_closing;
 
@@ -42,6 +46,7 @@ struct conn_ctx {
     jg_buf resp;
     int mtls; /* 0: not checked, 1: accepted, -1: rejected */
     MHD_socket fd;
+    int64_t deadline_ms;              /* for each request's headers (and body); 0: none */
     _Atomic int64_t waiting_since_ms; /* for the next request's headers; -1 while handling one */
     bool cut;                         /* shut down by the watchdog (under g_conns_lock) */
     struct conn_ctx *prev, *next;     /* g_conns, under g_conns_lock */
@@ -68,7 +73,6 @@ static int64_t now_ms(void) {
 
 static void *watchdog(void *arg) {
     (void)arg;
-    const int64_t limit = (int64_t)g_cfg.connection_timeout_s * 1000;
     int64_t last_trim = now_ms();
     while (!atomic_load(&g_watchdog_stop)) {
         nanosleep(&(struct timespec){0, WATCHDOG_TICK_MS * 1000000L}, NULL);
@@ -82,7 +86,8 @@ static void *watchdog(void *arg) {
         pthread_mutex_lock(&g_conns_lock);
         for (struct conn_ctx *cc = g_conns; cc; cc = cc->next) {
             int64_t since = atomic_load(&cc->waiting_since_ms);
-            if (since < 0 || cc->cut || now - since <= limit) continue;
+            if (since < 0 || cc->cut || !cc->deadline_ms || now - since <= cc->deadline_ms)
+                continue;
             shutdown(cc->fd, SHUT_RDWR); /* libmicrohttpd sees the error and closes it */
             cc->cut = true;
         }
@@ -91,12 +96,12 @@ static void *watchdog(void *arg) {
     return NULL;
 }
 
-/* Per HTTP request. */
+/* Per HTTP request, created by uri_seen when the request line has arrived. */
 struct req_ctx {
     struct timespec start;
-    size_t received;
-    bool too_large;
+    bool started; /* the handler has seen the headers */
     bool in_flight;
+    const char *bad_target; /* the raw request target is refused: why */
 };
 
 static double since(const struct timespec *t0) {
@@ -174,16 +179,111 @@ static bool json_content_type(const char *ct) {
     return *rest == '\0' || *rest == ';';
 }
 
-/* Strict decimal Content-Length; false on garbage (MHD has already rejected most of it). */
+/* Strict decimal Content-Length, saturating at ULLONG_MAX (a value too large for 64 bits is
+ * still a number, and too large: 413); false on garbage (MHD has already rejected most of it). */
 static bool parse_length(const char *s, unsigned long long *out) {
     if (!s || !*s) return false;
     unsigned long long v = 0;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (~0ull - 9) / 10) return false;
-        v = v * 10 + (unsigned)(*s - '0');
+        if (*s < '0' || *s > '9') return false;
+        unsigned d = (unsigned)(*s - '0');
+        v = v > (ULLONG_MAX - d) / 10 ? ULLONG_MAX : v * 10 + d;
     }
     *out = v;
     return true;
+}
+
+/* RFC 9110 5.6.2 token characters, for header names. */
+static bool tchar(unsigned char ch) {
+    if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
+        return true;
+    return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
+/* One pass over the request's header fields (RFC 9112): what libmicrohttpd 0.9.75 lets through
+ * and jobguard refuses. It stores each field as pointers into its read buffer, zero-terminating
+ * the value where the line ended ("\r\n" -> "\0\0"); a NUL inside a value shows as bytes left
+ * between the end of one value and the next name, so the gaps are checked too (only when the
+ * fields lie in order inside the header block; otherwise that one check is skipped). */
+struct header_scan {
+    const char *block, *block_end; /* the header block as received, request line first */
+    const char *prev_end;          /* end of the previous field's value */
+    unsigned host, content_length, transfer_encoding;
+    const char *length, *encoding; /* first Content-Length / Transfer-Encoding */
+    bool lengths_differ;
+    const char *bad; /* what is wrong, NULL if nothing */
+};
+
+static bool only_nul_gap(const char *from, const char *to, size_t max) {
+    if (to < from || (size_t)(to - from) > max) return false;
+    for (; from < to; from++)
+        if (*from) return false;
+    return true;
+}
+
+static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size) {
+    (void)kind;
+    struct header_scan *s = cls;
+    if (key_size == 0) return s->bad = "empty header field name", MHD_NO;
+    for (size_t i = 0; i < key_size; i++)
+        if (!tchar((unsigned char)key[i]))
+            return s->bad = "invalid character in a header field name (white space before the "
+                            "colon?)",
+                   MHD_NO;
+    for (size_t i = 0; i < value_size; i++) {
+        unsigned char ch = (unsigned char)value[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            return s->bad = "control character (CR, NUL, ...) in a header field value", MHD_NO;
+    }
+    /* a line ends in "\0\0" (CRLF) or "\0" (LF); anything else between fields was hidden */
+    bool ordered = s->block && key >= s->block && value + value_size <= s->block_end;
+    if (!ordered) s->block = NULL;
+    if (s->block && s->prev_end && !only_nul_gap(s->prev_end, key, 2))
+        return s->bad = "malformed header field (a NUL character, or a line without a name)",
+               MHD_NO;
+    s->prev_end = value + value_size;
+    if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) s->host++;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (s->content_length++ == 0)
+            s->length = value;
+        else if (strcmp(s->length, value) != 0)
+            s->lengths_differ = true;
+    }
+    if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && s->transfer_encoding++ == 0)
+        s->encoding = value;
+    return MHD_YES;
+}
+
+/* The framing and header checks shared by both ports. Returns 0 when the request may go on, or
+ * the HTTP code to refuse it with (the reason in *why). */
+static unsigned check_request_framing(struct MHD_Connection *c, const char *method,
+                                      const char **why) {
+    struct header_scan s = {0};
+    const union MHD_ConnectionInfo *hi =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (hi && method) {
+        s.block = method; /* libmicrohttpd's request line starts its header block */
+        s.block_end = method + hi->header_size;
+    }
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_field, &s);
+    if (!s.bad && s.block && s.prev_end && !only_nul_gap(s.prev_end, s.block_end, 4))
+        s.bad = "malformed header field (a NUL character, or a line without a name)";
+    if (s.bad) return *why = s.bad, MHD_HTTP_BAD_REQUEST;
+    if (s.host != 1)
+        return *why = s.host ? "more than one Host header field" : "missing Host header field",
+               MHD_HTTP_BAD_REQUEST;
+    if (s.transfer_encoding && s.content_length)
+        return *why = "both Transfer-Encoding and Content-Length", MHD_HTTP_BAD_REQUEST;
+    if (s.lengths_differ) return *why = "conflicting Content-Length values", MHD_HTTP_BAD_REQUEST;
+    if (s.transfer_encoding > 1 || (s.encoding && strcasecmp(s.encoding, "chunked") != 0))
+        return *why = "unsupported Transfer-Encoding (only a Content-Length body is accepted)",
+               MHD_HTTP_NOT_IMPLEMENTED;
+    if (s.encoding)
+        return *why =
+                   "a chunked body is not accepted, send Content-Length (as kube-apiserver does)",
+               MHD_HTTP_LENGTH_REQUIRED;
+    return 0;
 }
 
 static bool has_body_headers(struct MHD_Connection *c) {
@@ -197,7 +297,15 @@ static bool has_body_headers(struct MHD_Connection *c) {
 /* First call of a request: everything decided from the request line and headers. Returns
  * MHD_YES with nothing queued to go on reading the body. */
 static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ctx *cc,
-                                        const char *url, const char *method) {
+                                        struct req_ctx *r, const char *url, const char *method) {
+    const char *why = r->bad_target;
+    unsigned code = why ? MHD_HTTP_BAD_REQUEST : check_request_framing(c, method, &why);
+    if (code)
+        return refuse(c, method, url, code,
+                      code == MHD_HTTP_NOT_IMPLEMENTED   ? "NotImplemented"
+                      : code == MHD_HTTP_LENGTH_REQUIRED ? "LengthRequired"
+                                                         : "BadRequest",
+                      why, true, NULL);
     if (strcmp(url, "/validate") != 0)
         return refuse(c, method, url, MHD_HTTP_NOT_FOUND, "NotFound",
                       "the server could not find the requested resource", has_body_headers(c),
@@ -332,46 +440,53 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
     (void)cls, (void)version;
     struct conn_ctx *cc = conn_of(c);
     struct req_ctx *r = *con_cls;
-    if (!cc) return MHD_NO;
-    if (!r) {
-        r = calloc(1, sizeof *r);
-        if (!r) return MHD_NO;
-        *con_cls = r;
-        clock_gettime(CLOCK_MONOTONIC, &r->start);
+    if (!cc || !r) return MHD_NO;
+    if (!r->started) {
+        r->started = true;
         r->in_flight = true;
         jg_metrics_in_flight(1);
         jg_buf_reset(&cc->body);
         atomic_store(&cc->waiting_since_ms, -1);
-        return validate_headers(c, cc, url, method);
+        return validate_headers(c, cc, r, url, method);
     }
     if (*upload_size > 0) {
         size_t n = *upload_size;
         *upload_size = 0;
         if (g_cfg.connection_timeout_s && since(&r->start) > g_cfg.connection_timeout_s)
             return MHD_NO; /* a body trickled slower than the deadline: close, no answer */
-        r->received += n;
-        if (r->received > DISCARD_LIMIT_BYTES) return MHD_NO; /* close, no answer */
-        if (!r->too_large && cc->body.len + n > JG_MAX_BODY_BYTES) {
-            r->too_large = true; /* chunked: keep reading, stop buffering */
-            jg_buf_free(&cc->body);
-        }
-        if (!r->too_large) {
-            jg_buf_put(&cc->body, upload, n);
-            if (cc->body.oom) return MHD_NO;
-        }
+        /* Content-Length was checked against the limit and libmicrohttpd frames the body by it */
+        if (cc->body.len + n > JG_MAX_BODY_BYTES) return MHD_NO;
+        jg_buf_put(&cc->body, upload, n);
+        if (cc->body.oom) return MHD_NO;
         return MHD_YES;
-    }
-    if (r->too_large) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "request entity is too large; limit is %u bytes",
-                 JG_MAX_BODY_BYTES);
-        return refuse(c, method, url, MHD_HTTP_CONTENT_TOO_LARGE, "RequestEntityTooLarge", msg,
-                      true, NULL);
     }
     if (cc->body.len == 0)
         return refuse(c, method, url, MHD_HTTP_BAD_REQUEST, "BadRequest", "request body is empty",
                       false, NULL);
     return decide(c, cc, r);
+}
+
+/* The request target as received, before libmicrohttpd decodes it in place: "%00" would make
+ * "/validate%00x" route as "/validate", and control characters or spaces have no place in it. */
+static const char *bad_target(const char *uri) {
+    for (const char *p = uri; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch <= 0x20 || ch == 0x7f) return "invalid character in the request target";
+        if (ch == '%' && p[1] == '0' && p[2] == '0') return "%00 in the request target";
+    }
+    return NULL;
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the request line has arrived; its context starts here, so that
+ * the completion callback also sees requests libmicrohttpd refuses itself. */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c) {
+    (void)cls;
+    struct req_ctx *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &r->start);
+    r->bad_target = bad_target(uri);
+    (void)c;
+    return r;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -395,11 +510,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
-    (void)cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         struct conn_ctx *cc = calloc(1, sizeof *cc);
         *socket_context = cc;
         if (!cc) return;
+        cc->deadline_ms = cls == &g_ops_port ? OPS_REQUEST_DEADLINE_S * 1000
+                                             : (int64_t)g_cfg.connection_timeout_s * 1000;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         cc->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
@@ -425,9 +541,30 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     }
 }
 
-/* libmicrohttpd's own messages (handshake failures of probes and scanners, ...): debug level. */
+/* What libmicrohttpd logs when it answers a request itself (a malformed Content-Length, a header
+ * line without a colon, a pool too small for the headers): it never reaches a handler, so its
+ * code is taken from this message, to be counted and logged like every other answer. */
+static const char MHD_REFUSAL[] = "Error processing request (HTTP response code is %u ('%s')).";
+
+/* libmicrohttpd's own messages: its refusals at warn level (counted on the webhook port, cls
+ * NULL); the rest (handshake failures of probes and scanners, ...) at debug level. */
 static void mhd_logger(void *cls, const char *fmt, va_list ap) {
-    (void)cls;
+    if (strncmp(fmt, MHD_REFUSAL, sizeof MHD_REFUSAL - 1) == 0) {
+        va_list aq;
+        va_copy(aq, ap);
+        unsigned code = va_arg(aq, unsigned);
+        const char *body = va_arg(aq, const char *);
+        va_end(aq);
+        if (cls != &g_ops_port) jg_metrics_http_response(code);
+        struct jg_log l;
+        if (jg_log_begin(&l, JG_LOG_WARN, "request refused by libmicrohttpd")) {
+            jg_log_uint(&l, "code", code);
+            jg_log_str(&l, "port", cls == &g_ops_port ? "ops" : "webhook");
+            jg_log_strn(&l, "reason", body ? body : "", body ? strnlen(body, 256) : 0);
+            jg_log_end(&l);
+        }
+        return;
+    }
     if (!jg_log_enabled(JG_LOG_DEBUG)) return;
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -442,11 +579,12 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
 }
 
 static enum MHD_Result ops_send(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                const char *body, size_t len) {
+                                const char *body, size_t len, bool close) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     enum MHD_Result ret = MHD_queue_response(c, code, r);
@@ -458,34 +596,49 @@ static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *u
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls) {
     (void)cls, (void)version, (void)upload;
-    static int first;
-    if (*con_cls == NULL) { /* wait for the whole request (bodies are ignored) */
-        *con_cls = &first;
-        return MHD_YES;
+    struct req_ctx *r = *con_cls;
+    static const char text[] = "text/plain; charset=utf-8";
+    if (!r) return MHD_NO;
+    if (!r->started) { /* headers: refuse what the webhook port refuses, else read on */
+        r->started = true;
+        const char *why = r->bad_target;
+        unsigned code = why ? MHD_HTTP_BAD_REQUEST : check_request_framing(c, method, &why);
+        if (!code) return MHD_YES;
+        char msg[160];
+        int n = snprintf(msg, sizeof msg, "%s\n", why);
+        struct jg_log l;
+        if (jg_log_begin(&l, JG_LOG_WARN, "ops request refused")) {
+            jg_log_uint(&l, "code", code);
+            jg_log_str(&l, "reason", why);
+            jg_log_str(&l, "path", url);
+            jg_log_end(&l);
+        }
+        return ops_send(c, code, text, msg, (size_t)n, true);
     }
-    if (*upload_size) {
+    if (*upload_size) { /* bodies are ignored */
         *upload_size = 0;
         return MHD_YES;
     }
-    static const char text[] = "text/plain; charset=utf-8";
     bool known =
         strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0;
-    if (!known) return ops_send(c, MHD_HTTP_NOT_FOUND, text, "not found\n", 10);
+    if (!known) return ops_send(c, MHD_HTTP_NOT_FOUND, text, "not found\n", 10, false);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return ops_send(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19);
-    if (strcmp(url, "/healthz") == 0) return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3);
+        return ops_send(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19, false);
+    if (strcmp(url, "/healthz") == 0) return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3, false);
     if (strcmp(url, "/readyz") == 0) {
         if (atomic_load(&g_draining))
-            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "shutting down\n", 14);
+            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "shutting down\n", 14, false);
         if (!jg_tls_valid_now())
-            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "no valid certificate\n", 21);
-        return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3);
+            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "no valid certificate\n", 21,
+                            false);
+        return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3, false);
     }
     jg_buf b = JG_BUF_INIT;
     jg_metrics_render(&b);
-    enum MHD_Result ret =
-        b.oom ? MHD_NO
-              : ops_send(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
+    enum MHD_Result ret = b.oom
+                              ? MHD_NO
+                              : ops_send(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+                                         b.data, b.len, false);
     jg_buf_free(&b);
     return ret;
 }
@@ -516,14 +669,19 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     atomic_store(&g_closing, false);
     struct sockaddr_storage addr, ops_addr;
     bool v6;
-    if (!make_addr(cfg->bind_address, cfg->port, &addr, &v6) ||
-        !make_addr(cfg->bind_address, cfg->ops_port, &ops_addr, &v6)) {
+    bool ops_v6;
+    if (!make_addr(cfg->bind_address, cfg->port, &addr, &v6)) {
         snprintf(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address",
                  cfg->bind_address);
         return false;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    if (!make_addr(cfg->ops_bind_address, cfg->ops_port, &ops_addr, &ops_v6)) {
+        snprintf(err, errlen, "--ops-bind-address %s is not an IPv4 or IPv6 address",
+                 cfg->ops_bind_address);
+        return false;
+    }
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     /* Options passed as varargs: the certificate callback is a function pointer, which
      * MHD_OptionItem.ptr_value cannot carry portably. */
     /* mTLS trust, only when asked for: an option array that is empty otherwise */
@@ -533,15 +691,17 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
         {MHD_OPTION_END, 0, NULL},
     };
     g_tls = MHD_start_daemon(
-        flags | MHD_USE_TLS, 0, NULL, NULL, on_webhook, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+        flags | MHD_USE_TLS | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_webhook, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, &addr,
+        MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_limit,
         MHD_OPTION_HTTPS_PRIORITIES, cfg->tls_priorities, MHD_OPTION_HTTPS_CERT_CALLBACK,
         jg_tls_cert_callback, MHD_OPTION_ARRAY, trust, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-        NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-        MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+        NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_URI_LOG_CALLBACK,
+        uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
+        MHD_OPTION_END);
     if (!g_tls) {
         snprintf(err, errlen,
                  "cannot start the HTTPS listener on %s port %u (port in use, bad TLS priorities "
@@ -549,21 +709,24 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
                  cfg->bind_address, cfg->port, cfg->tls_priorities);
         return false;
     }
-    g_ops =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_ops, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
-                         NULL, MHD_OPTION_SOCK_ADDR, &ops_addr, MHD_OPTION_CONNECTION_LIMIT,
-                         OPS_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, OPS_TIMEOUT_S,
-                         MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+    g_ops = MHD_start_daemon(
+        flags | (ops_v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_ops, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, (void *)(uintptr_t)&g_ops_port,
+        MHD_OPTION_SOCK_ADDR, &ops_addr, MHD_OPTION_CONNECTION_LIMIT, OPS_MAX_CONNECTIONS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, OPS_MAX_CONNECTIONS_PER_IP,
+        MHD_OPTION_CONNECTION_TIMEOUT, OPS_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        (void *)(uintptr_t)&g_ops_port, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 0,
+        MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
     if (!g_ops) {
         MHD_stop_daemon(g_tls);
         g_tls = NULL;
         snprintf(err, errlen, "cannot start the ops listener on %s port %u (port in use?)",
-                 cfg->bind_address, cfg->ops_port);
+                 cfg->ops_bind_address, cfg->ops_port);
         return false;
     }
     atomic_store(&g_watchdog_stop, false);
-    g_watchdog_running =
-        cfg->connection_timeout_s > 0 && pthread_create(&g_watchdog, NULL, watchdog, NULL) == 0;
+    g_watchdog_running = pthread_create(&g_watchdog, NULL, watchdog, NULL) == 0;
     return true;
 }
 

@@ -235,16 +235,17 @@ head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$W/8m"
 # the reset before it reads the answer (curl: 000), a race inherent to TCP (see test_http.sh).
 hostile "8 MiB body with Content-Length (sent without waiting for 100-continue): 413, or reset while uploading" "413 413|000 .*" \
 	"$(req -H 'Expect:' "${CT[@]}" --data-binary @"$W/8m" "$URL/validate")"
-hostile "8 MiB body, chunked (no Content-Length): 413" "413 413" \
+# Chunked bodies are refused before any body byte is read (kube-apiserver sends Content-Length).
+hostile "8 MiB body, chunked (no Content-Length): 411" "411 411" \
 	"$(req -H 'Transfer-Encoding: chunked' "${CT[@]}" --data-binary @"$W/8m" "$URL/validate")"
-hostile "valid review sent chunked: 200 allowed" "200 -" \
+hostile "valid review sent chunked: 411" "411 411" \
 	"$(req -H 'Transfer-Encoding: chunked' "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
 printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n' >"$W/badchunk"
-hostile "malformed chunk size ('zz'): MHD's 400 or closed, never served" "HTTP 400|closed" "$(raw send "$W/badchunk")"
+hostile "malformed chunk size ('zz'): 411 before the body is read" "HTTP 411" "$(raw send "$W/badchunk")"
 { printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n'; printf '2\r\n{}\r\n0\r\n\r\n'; } >"$W/clte"
-# RFC 9112 6.3: Transfer-Encoding overrides Content-Length; a server may also refuse the request.
-hostile "Content-Length together with Transfer-Encoding (smuggling shape): framed by Transfer-Encoding (200) or refused (400)" \
-	"HTTP 200|HTTP 400|closed" "$(raw send "$W/clte")"
+# RFC 9112 6.1: a request with both is refused and the connection closed (no smuggling).
+hostile "Content-Length together with Transfer-Encoding (smuggling shape): 400" \
+	"HTTP 400" "$(raw send "$W/clte")"
 printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}' >"$W/badcl"
 hostile "Content-Length 'abc': 400 or closed" "HTTP 400|closed" "$(raw send "$W/badcl")"
 printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{"apiVersion":' >"$W/shortbody"
@@ -253,7 +254,7 @@ out=$(raw send "$W/shortbody")
 el=$(($(date +%s) - t0))
 hostile "Content-Length 4000 but 15 bytes sent: no answer, closed by the ${TIMEOUT_S} s timeout (${el} s)" "closed" "$out"
 printf 'POST /validate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}' >"$W/nohost"
-hostile "HTTP/1.1 without Host: 400 (MHD, strict) or the decoder's 200" "HTTP 400|HTTP 200" "$(raw send "$W/nohost")"
+hostile "HTTP/1.1 without Host: 400" "HTTP 400" "$(raw send "$W/nohost")"
 big=$(head -c 20000 /dev/zero | tr '\0' a)
 hostile "20 KB header (limit 8 KiB, beyond the 16 KiB pool): 431 from us or libmicrohttpd (or reset while sending)" "431 431|431 -|000 .*" "$(req -H "X-Pad: $big" "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
 many=()
@@ -361,8 +362,11 @@ hostile "1,000 concurrent connections (2,000 requests): served or cleanly refuse
 alive=$(kill -0 "$SERVER_PID" 2>/dev/null && echo alive || echo dead)
 expect_eq "server process still alive" alive "$alive"
 expect_eq "/healthz 200" 200 "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$OPS_URL/healthz")"
-n5=$(metric 'jobguard_http_responses_total{code="500"}')
-expect_eq "no 500 answered during the matrix" 0 "$n5"
+# every answer is counted, libmicrohttpd's own included: no 5xx (501, the answer RFC 9112 asks for
+# to an unknown transfer coding, is a refusal, not a failure)
+n5=$(curl -sS --max-time 5 "$OPS_URL/metrics" |
+	awk '$1 ~ /^jobguard_http_responses_total\{code="(50[02-9]|5[1-9][0-9]|other)"\}$/ { n += $2 } END { print n + 0 }')
+expect_eq "no 5xx (nor any code outside the known set) answered during the matrix" 0 "$n5"
 stop_server
 expect_eq "server exits 0 on SIGTERM" 0 "$SERVER_RC"
 if grep -qiE 'AddressSanitizer|runtime error|Segmentation|Aborted' "$SERVER_LOG"; then

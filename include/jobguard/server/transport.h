@@ -12,7 +12,7 @@
 #include "jobguard/rules.h"
 
 struct jg_server_config {
-    const char *bind_address;
+    const char *bind_address, *ops_bind_address;
     uint16_t port, ops_port;
     unsigned threads;                /* MHD thread pool size (> 0) */
     unsigned max_connections;        /* MHD_OPTION_CONNECTION_LIMIT */
