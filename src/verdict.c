@@ -224,7 +224,8 @@ static void put_json_list(jg_buf *b, const jg_str_list *l, size_t *budget) {
     }
     jg_buf_putc(b, '[');
     size_t i = 0;
-    for (; i<l->n && * budget> 0; i++) {
+    for (; i < l->n; i++) {
+        if (*budget == 0) break;
         jg_str it = l->items[i];
         size_t k = jg_utf8_cut(it.p, it.n, *budget);
         if (i) jg_buf_putc(b, ',');
