@@ -67,10 +67,10 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
         if (!out) jg_outcome_free(&local);
         return v;
     }
-    o->n_errors = errs.n;
+    o->n_errors = errs.n + errs.omitted;
     jg_buf_reset(&o->message);
     jg_buf_reset(&o->causes);
-    if (errs.n == 0) {
+    if (errs.n + errs.omitted == 0) {
         jg_encode_allowed(response, q->api_version, q->uid);
         o->verdict = JG_VERDICT_ALLOWED;
         o->code = 0;
@@ -78,14 +78,17 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
         bool cron = q->target == JG_TARGET_CRONJOB;
         const char *kind = cron ? "CronJob" : "Job";
         jg_str name = q->object.name.n ? q->object.name : q->name;
-        for (size_t i = 0; i < errs.n; i++)
-            o->rules |= UINT64_C(1) << errs.v[i].rule;
+        o->rules = errs.rules;
         jg_render_message(&errs, kind, "batch", name, &o->message);
         for (size_t i = 0; i < errs.n; i++) {
             jg_str f = jg_err_field(&errs, i), b = jg_err_body(&errs, i);
             jg_buf_put(&o->causes, f.p, f.n);
             jg_buf_put(&o->causes, ": ", 2);
             jg_buf_put(&o->causes, b.p, b.n);
+            jg_buf_putc(&o->causes, '\n');
+        }
+        if (errs.omitted) {
+            jg_put_omitted_note(&errs, &o->causes);
             jg_buf_putc(&o->causes, '\n');
         }
         jg_str msg = {o->message.data ? o->message.data : "", o->message.len};

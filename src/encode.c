@@ -42,6 +42,11 @@ void jg_encode_invalid(jg_buf *out, enum jg_api_version api, jg_str uid, const c
         jg_buf_json_string(out, field.p, field.n);
         jg_buf_putc(out, '}');
     }
+    if (e->omitted) { /* a last cause without a field says how many were left out */
+        jg_buf_puts(out, ",{\"reason\":\"TooManyErrors\",\"message\":\"");
+        jg_put_omitted_note(e, out); /* plain ASCII: no escaping needed */
+        jg_buf_puts(out, "\"}");
+    }
     jg_buf_puts(out, "]},\"code\":422}}}");
 }
 

@@ -1,6 +1,7 @@
 /* jobguard: parses the subcommand and hands over. No rule or transport logic here. */
 #include "jobguard/cli.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* Blocks of 1 MiB and more (large bodies, long decoded lists) get their own mappings: growing
+     * one remaps instead of copying (a 7 MiB review peaked 12 MB higher), freeing returns it. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
         usage(stderr);
         return 2;

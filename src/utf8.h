@@ -1,4 +1,5 @@
-/* Private: one UTF-8 decoder for the escaper (buf.c) and the JSON scanner (decode.c). */
+/* Private: one UTF-8 decoder for the escaper (buf.c) and the JSON scanner (decode.c), and the
+ * character-boundary cut of the output bounds (verdict.c, server/log.c). */
 #ifndef JOBGUARD_UTF8_H
 #define JOBGUARD_UTF8_H
 
@@ -37,6 +38,15 @@ static inline size_t jg_utf8_decode(const unsigned char *s, size_t n, uint32_t *
     }
     if (*r < min || *r > 0x10FFFF || (*r >= 0xD800 && *r <= 0xDFFF)) return 0;
     return len;
+}
+
+/* How many bytes of s[0..n) to keep so that at most `max` remain, not splitting a character:
+ * n, or max moved back over at most 3 continuation bytes (invalid UTF-8 is cut anywhere). */
+static inline size_t jg_utf8_cut(const char *s, size_t n, size_t max) {
+    if (n <= max) return n;
+    for (size_t back = 0; back < 3 && max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80; back++)
+        max--;
+    return max;
 }
 
 #endif

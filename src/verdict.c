@@ -2,6 +2,7 @@
 #include "jobguard/verdict.h"
 
 #include "jobguard/alloc.h"
+#include "utf8.h"
 
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,8 @@ void jg_errors_free(struct jg_errors *e) {
 
 void jg_errors_reset(struct jg_errors *e) {
     e->n = 0;
+    e->omitted = 0;
+    e->rules = 0;
     e->oom = false;
     jg_buf_reset(&e->text);
     jg_buf_reset(&e->scratch);
@@ -56,7 +59,12 @@ const char *jg_err_reason(enum jg_err_type t) {
  * calls finish(). Returns NULL when out of memory. */
 static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_type type,
                                     const char *field) {
+    e->rules |= UINT64_C(1) << rule;
     if (e->oom) return NULL;
+    if (e->omitted || e->n >= JG_MAX_CAUSES) { /* once one is left out, so are all later ones */
+        e->omitted++;
+        return NULL;
+    }
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 8;
         struct jg_field_error *v = jg_realloc(e->v, cap * sizeof *v);
@@ -78,17 +86,45 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     return fe;
 }
 
+/* The marker of client-go's truncateBody ("<kept> [truncated N chars]"), naming its unit. */
+static void put_marker(jg_buf *b, size_t n, const char *unit) {
+    jg_buf_printf(b, "[truncated %zu %s%s]", n, unit, n == 1 ? "" : "s");
+}
+
+static void put_truncated(jg_buf *b, size_t n, const char *unit) {
+    if (!n) return;
+    jg_buf_putc(b, ' ');
+    put_marker(b, n, unit);
+}
+
 static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail) {
     if (detail && *detail) {
+        size_t n = strlen(detail), k = jg_utf8_cut(detail, n, JG_MAX_VALUE_BYTES);
         jg_buf_put(&e->text, ": ", 2);
-        jg_buf_puts(&e->text, detail);
+        jg_buf_put(&e->text, detail, k);
+        put_truncated(&e->text, n - k, "byte");
     }
     if (e->text.oom) {
         e->oom = true;
         return;
     }
+    if (e->n > 0 && e->text.len > JG_MAX_ERROR_TEXT) { /* the first error is always kept */
+        e->text.len = fe->field_off;
+        e->text.data[e->text.len] = '\0';
+        e->omitted++;
+        return;
+    }
     fe->body_len = e->text.len - fe->body_off;
     e->n++;
+}
+
+typedef void (*quote_fn)(jg_buf *b, const char *s, size_t n);
+
+/* A bad value quoted by `q`: at most JG_MAX_VALUE_BYTES of it, then the truncation marker. */
+static void put_value(jg_buf *b, const char *s, size_t n, quote_fn q) {
+    size_t k = jg_utf8_cut(s, n, JG_MAX_VALUE_BYTES);
+    q(b, s, k);
+    put_truncated(b, n - k, "byte");
 }
 
 void jg_err_required(struct jg_errors *e, int rule, const char *field, const char *detail) {
@@ -123,7 +159,7 @@ void jg_err_invalid_gostr(struct jg_errors *e, int rule, const char *field, jg_s
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
-    jg_buf_go_quote(&e->text, v.p, v.n);
+    put_value(&e->text, v.p, v.n, jg_buf_go_quote);
     finish(e, fe, detail);
 }
 
@@ -133,7 +169,7 @@ void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
     if (v.set)
-        jg_buf_json_string(&e->text, v.s.p, v.s.n);
+        put_value(&e->text, v.s.p, v.s.n, jg_buf_json_string);
     else
         jg_buf_puts(&e->text, "null");
     finish(e, fe, detail);
@@ -179,16 +215,26 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
     finish(e, fe, detail);
 }
 
-static void put_json_list(jg_buf *b, const jg_str_list *l) {
+/* A JSON list of strings; `budget` (bytes of the value, quotes and commas counted) is shared by
+ * the lists of one value: items past it are counted in the marker, a long item is cut. */
+static void put_json_list(jg_buf *b, const jg_str_list *l, size_t *budget) {
     if (!l->set) {
         jg_buf_puts(b, "null");
         return;
     }
     jg_buf_putc(b, '[');
-    for (size_t i = 0; i < l->n; i++) {
+    size_t i = 0;
+    for (; i < l->n; i++) {
+        if (*budget == 0) break;
+        jg_str it = l->items[i];
+        size_t k = jg_utf8_cut(it.p, it.n, *budget);
         if (i) jg_buf_putc(b, ',');
-        jg_buf_json_string(b, l->items[i].p, l->items[i].n);
+        jg_buf_json_string(b, it.p, k);
+        put_truncated(b, it.n - k, "byte");
+        size_t used = k + 3; /* two quotes and a comma */
+        *budget = k < it.n || used >= *budget ? 0 : *budget - used;
     }
+    put_truncated(b, l->n - i, "item");
     jg_buf_putc(b, ']');
 }
 
@@ -197,10 +243,11 @@ void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
                               const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
+    size_t budget = JG_MAX_VALUE_BYTES;
     jg_buf_puts(&e->text, ": {\"Succeeded\":");
-    put_json_list(&e->text, succeeded);
+    put_json_list(&e->text, succeeded, &budget);
     jg_buf_puts(&e->text, ",\"Failed\":");
-    put_json_list(&e->text, failed);
+    put_json_list(&e->text, failed, &budget);
     jg_buf_putc(&e->text, '}');
     finish(e, fe, detail);
 }
@@ -209,7 +256,7 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
     struct jg_field_error *fe = begin(e, rule, JG_ERR_DUPLICATE, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
-    jg_buf_json_string(&e->text, v.p, v.n);
+    put_value(&e->text, v.p, v.n, jg_buf_json_string);
     finish(e, fe, NULL);
 }
 
@@ -295,4 +342,9 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
         jg_buf_putc(out, ']');
     }
     jg_free(dup);
+    put_truncated(out, e->omitted, "error");
+}
+
+void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out) {
+    put_marker(out, e->omitted, "error");
 }

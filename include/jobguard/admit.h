@@ -17,7 +17,7 @@ enum jg_verdict {
 /* What the transport needs for logs and metrics, copied out (truncated to fit). */
 struct jg_outcome {
     enum jg_verdict verdict;
-    int code;     /* response status.code: 0 when allowed, else 422 / 400 / 500 */
+    int code; /* response status.code: 0 when allowed, else 422 / 400 / 500 */
     bool dry_run;
     char uid[128];
     char namespace_[64];
@@ -27,9 +27,10 @@ struct jg_outcome {
     char resource[64];     /* request.resource.resource, e.g. "jobs" */
     char sub_resource[32]; /* "" or "status" */
     uint64_t rules;        /* bit (1 << enum jg_rule_id) for every rule that fired */
-    size_t n_errors;       /* field errors (causes), duplicates included */
+    size_t n_errors;       /* field errors, duplicates and omitted ones (verdict.h) included */
     jg_buf message;        /* status.message of a denial or error; owned */
-    jg_buf causes;         /* denial: one "<field>: <body>\n" line per cause; owned */
+    jg_buf causes; /* denial: one "<field>: <body>\n" line per cause, then "[truncated N errors]\n"
+                    * when some were omitted; owned */
 };
 
 void jg_outcome_init(struct jg_outcome *o);

@@ -14,6 +14,13 @@ enum jg_err_type {
     JG_ERR_DUPLICATE, /* "Duplicate value", FieldValueDuplicate */
 };
 
+/* Output bounds. Kubernetes has none; these bind only far beyond any status the Job controller
+ * writes (at most 500 UIDs per uncounted list), so that no request within the 7 MiB body limit can
+ * make a response, a log line or the memory behind them grow without bound (README "Limits"). */
+#define JG_MAX_CAUSES 2000           /* errors kept; later ones are counted, not rendered */
+#define JG_MAX_ERROR_TEXT (1u << 20) /* bytes of "<field>: <body>" over all kept errors */
+#define JG_MAX_VALUE_BYTES 65536     /* bytes of one bad value (or detail) quoted in a body */
+
 struct jg_field_error {
     int rule; /* enum jg_rule_id */
     enum jg_err_type type;
@@ -26,6 +33,8 @@ struct jg_errors {
     size_t n, cap;
     jg_buf text;    /* rendered fields and bodies */
     jg_buf scratch; /* for callers composing a dynamic detail */
+    size_t omitted; /* errors beyond JG_MAX_CAUSES or JG_MAX_ERROR_TEXT: counted only */
+    uint64_t rules; /* bit (1 << rule) of every error, omitted ones included */
     bool oom;
 };
 
@@ -64,9 +73,13 @@ static inline jg_str jg_err_body(const struct jg_errors *e, size_t i) {
 const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
 
 /* errors.NewInvalid's message: `<Kind>.<group> "<name>" is invalid: <aggregate>`, where the
- * aggregate is the single distinct error string or `[e1, e2, ...]` with duplicates dropped. */
+ * aggregate is the single distinct error string or `[e1, e2, ...]` with duplicates dropped; when
+ * errors were omitted, followed by ` [truncated N errors]` (jg_put_omitted_note). */
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out);
+
+/* "[truncated N errors]" (N = e->omitted): the note that ends the message and the causes. */
+void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out);
 
 /* RFC 3339 UTC whole seconds, as metav1.Time marshals ("2006-01-02T15:04:05Z"). */
 void jg_buf_put_time(jg_buf *b, int64_t sec);

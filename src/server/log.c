@@ -1,8 +1,11 @@
 /* log: JSON or text lines on one fd, one write(2) per line. */
 #include "jobguard/server/log.h"
 
+#include "utf8.h"
+
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +96,14 @@ static bool text_needs_quotes(const char *v, size_t n) {
 
 void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n) {
     put_key(l, key);
+    char cut[JG_LOG_MAX_VALUE + 48];
+    if (n > JG_LOG_MAX_VALUE) { /* first bytes at a UTF-8 boundary, then client-go's marker */
+        size_t k = jg_utf8_cut(v, n, JG_LOG_MAX_VALUE);
+        memcpy(cut, v, k);
+        int m = snprintf(cut + k, sizeof cut - k, " [truncated %zu bytes]", n - k);
+        v = cut;
+        n = k + (size_t)m;
+    }
     if (l->json || text_needs_quotes(v, n))
         jg_buf_json_string(&l->b, v, n);
     else

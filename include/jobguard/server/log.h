@@ -32,6 +32,10 @@ struct jg_log {
     bool json;
 };
 
+/* A string value longer than this is cut to its first bytes and " [truncated N bytes]", so that
+ * one line stays a few tens of KiB whatever a request held (README "Limits"). */
+#define JG_LOG_MAX_VALUE 4096
+
 /* Returns false (and does nothing) when the level is filtered out. */
 bool jg_log_begin(struct jg_log *l, enum jg_log_level level, const char *msg);
 void jg_log_str(struct jg_log *l, const char *key, const char *v);

@@ -1,0 +1,372 @@
+/* Output bounds (README "Limits"): the worst shapes a request within the 7 MiB body limit can take
+ * get a well-formed, bounded denial that names its first causes and says how many were left out;
+ * quoted values and log values are cut with client-go's "[truncated N ...]" marker. */
+#include "jobguard/admit.h"
+#include "jobguard/decode.h"
+#include "jobguard/server/log.h"
+#include "jobguard/verdict.h"
+
+#include <check.h>
+#include <jansson.h>
+
+#include "run_suite.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The largest denial the bounds allow: message and causes each at most 6x (JSON escaping of
+ * '<' as \u003c) the error text, plus each cause's own JSON. */
+#define MAX_RESPONSE                                                                               \
+    (12 * (size_t)JG_MAX_ERROR_TEXT + 12 * (size_t)JG_MAX_VALUE_BYTES + 100 * JG_MAX_CAUSES)
+
+#define REVIEW_HEAD(sub, op)                                                                       \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"           \
+    "\"uid\":\"u\",\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},"            \
+    "\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":\"jobs\"}," sub             \
+    "\"name\":\"worst\",\"namespace\":\"default\",\"operation\":\"" op "\","                       \
+    "\"userInfo\":{\"username\":\"t\"},"
+#define JOB_HEAD                                                                                   \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"worst\"},"             \
+    "\"spec\":{\"parallelism\":5,\"completions\":5,\"completionMode\":\"NonIndexed\""
+#define RUNNING                                                                                    \
+    JOB_HEAD "},\"status\":{\"startTime\":\"2025-01-01T00:00:00Z\",\"active\":1,\"succeeded\":4,"  \
+             "\"uncountedTerminatedPods\":{}}}"
+
+/* A jobs/status UPDATE to a finished Job whose uncountedTerminatedPods.succeeded holds `items`
+ * (JSON array elements, comma-separated). */
+static void status_review(jg_buf *b, const char *items, size_t n) {
+    jg_buf_reset(b);
+    jg_buf_puts(
+        b,
+        REVIEW_HEAD(
+            "\"subResource\":\"status\",",
+            "UPDATE") "\"object\":" JOB_HEAD
+                      "},\"status\":{\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":"
+                      "\"True\"},{\"type\":\"Complete\",\"status\":\"True\"}],\"startTime\":"
+                      "\"2025-01-01T00:00:00Z\",\"completionTime\":\"2025-01-01T00:00:05Z\","
+                      "\"succeeded\":5,\"uncountedTerminatedPods\":{\"succeeded\":[");
+    jg_buf_put(b, items, n);
+    jg_buf_puts(b, "]}}},\"oldObject\":" RUNNING "}}");
+}
+
+/* `n` copies of `item` joined by commas. */
+static void repeat(jg_buf *b, const char *item, size_t n) {
+    jg_buf_reset(b);
+    size_t k = strlen(item);
+    jg_buf_reserve(b, n * (k + 1));
+    for (size_t i = 0; i < n; i++) {
+        if (i) jg_buf_putc(b, ',');
+        jg_buf_put(b, item, k);
+    }
+}
+
+struct denial {
+    json_t *root;
+    json_t *status, *causes;
+    const char *message;
+    size_t bytes;
+    struct jg_outcome o;
+};
+
+/* Decides `review`; asserts a 422 denial that jansson parses and that stays under MAX_RESPONSE. */
+static void deny(const jg_buf *review, struct denial *d) {
+    ck_assert_uint_le(review->len, JG_MAX_BODY_BYTES);
+    jg_buf out = JG_BUF_INIT;
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    jg_outcome_init(&d->o);
+    ck_assert_int_eq(jg_admit(review->data, review->len, &cfg, &out, &d->o), JG_VERDICT_DENIED);
+    ck_assert(!out.oom);
+    d->bytes = out.len;
+    ck_assert_uint_le(d->bytes, MAX_RESPONSE);
+    json_error_t err;
+    d->root = json_loadb(out.data, out.len, 0, &err);
+    ck_assert_msg(d->root, "response is not JSON: %s", err.text);
+    jg_buf_free(&out);
+    d->status = json_object_get(json_object_get(d->root, "response"), "status");
+    ck_assert_int_eq(json_integer_value(json_object_get(d->status, "code")), 422);
+    d->causes = json_object_get(json_object_get(d->status, "details"), "causes");
+    ck_assert(json_is_array(d->causes));
+    d->message = json_string_value(json_object_get(d->status, "message"));
+    ck_assert_ptr_nonnull(d->message);
+}
+
+static void denial_free(struct denial *d) {
+    json_decref(d->root);
+    jg_outcome_free(&d->o);
+}
+
+static const char *cause_str(const struct denial *d, size_t i, const char *key) {
+    const char *s = json_string_value(json_object_get(json_array_get(d->causes, i), key));
+    return s ? s : "(absent)";
+}
+
+/* String equality that reports where long strings first differ (Check cannot print them). */
+static void expect_long_eq(const char *got, const char *want) {
+    size_t i = 0;
+    while (got[i] && got[i] == want[i])
+        i++;
+    ck_assert_msg(got[i] == want[i], "differ at byte %zu of %zu/%zu: got ...%.60s want ...%.60s", i,
+                  strlen(got), strlen(want), got + (i > 20 ? i - 20 : 0),
+                  want + (i > 20 ? i - 20 : 0));
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The first JG_MAX_CAUSES per-UID errors, then one cause and the message's end saying how many
+ * more there were (`total` errors in all). */
+static void expect_empty_uid_denial(const struct denial *d, size_t total) {
+    ck_assert_uint_eq(d->o.n_errors, total);
+    ck_assert(d->o.rules & (UINT64_C(1) << JG_R_UNCOUNTED_EMPTY));
+    ck_assert(d->o.rules &
+              (UINT64_C(1) << JG_R_FINISHED_WITH_UNCOUNTED)); /* omitted, still named */
+    ck_assert_uint_eq(json_array_size(d->causes), JG_MAX_CAUSES + 1);
+    for (size_t i = 0; i < JG_MAX_CAUSES; i += JG_MAX_CAUSES - 1) {
+        char field[80];
+        snprintf(field, sizeof field, "status.uncountedTerminatedPods.succeeded[%zu]", i);
+        ck_assert_str_eq(cause_str(d, i, "reason"), "FieldValueInvalid");
+        ck_assert_str_eq(cause_str(d, i, "field"), field);
+        ck_assert_str_eq(cause_str(d, i, "message"), "Invalid value: \"\": must not be empty");
+    }
+    char note[64];
+    snprintf(note, sizeof note, "[truncated %zu errors]", total - JG_MAX_CAUSES);
+    json_t *last = json_array_get(d->causes, JG_MAX_CAUSES);
+    ck_assert_str_eq(cause_str(d, JG_MAX_CAUSES, "reason"), "TooManyErrors");
+    ck_assert_str_eq(cause_str(d, JG_MAX_CAUSES, "message"), note);
+    ck_assert_ptr_null(json_object_get(last, "field"));
+    ck_assert_msg(strncmp(d->message,
+                          "Job.batch \"worst\" is invalid: [status.uncountedTerminatedPods."
+                          "succeeded[0]: Invalid value: \"\": must not be empty, ",
+                          110) == 0,
+                  "%.200s", d->message);
+    char tail[200];
+    snprintf(tail, sizeof tail,
+             "succeeded[%d]: Invalid value: \"\": must not be empty] [truncated %zu errors]",
+             JG_MAX_CAUSES - 1, total - JG_MAX_CAUSES);
+    ck_assert_msg(ends_with(d->message, tail), "message ends %s",
+                  d->message + strlen(d->message) - 120);
+}
+
+START_TEST(empty_uids_400k) {
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
+    repeat(&items, "\"\"", 400000);
+    status_review(&review, items.data, items.len);
+    struct denial d;
+    deny(&review, &d);
+    expect_empty_uid_denial(&d, 400000 + 1); /* + must be empty for finished job */
+    ck_assert_uint_lt(d.bytes, 1 << 20);
+    denial_free(&d);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+}
+END_TEST
+
+START_TEST(empty_uids_at_body_limit) {
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
+    status_review(&review, "", 0);
+    size_t n = (JG_MAX_BODY_BYTES - review.len + 1) / 3; /* `"",` each */
+    repeat(&items, "\"\"", n);
+    status_review(&review, items.data, items.len);
+    struct denial d;
+    deny(&review, &d);
+    expect_empty_uid_denial(&d, n + 1);
+    ck_assert_uint_lt(d.bytes, 1 << 20);
+    denial_free(&d);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+}
+END_TEST
+
+/* UPDATE of the main resource whose managedBy is 7,000,000 '<' (old: none): the format and length
+ * errors of both validation passes and the immutability error, each quoting the first 64 KiB. */
+START_TEST(managed_by_lt_update) {
+    enum { N = 7000000 };
+    jg_buf review = JG_BUF_INIT;
+    jg_buf_puts(&review, REVIEW_HEAD("", "UPDATE") "\"object\":" JOB_HEAD ",\"managedBy\":\"");
+    jg_buf_reserve(&review, N + 4096);
+    memset(review.data + review.len, '<', N);
+    review.len += N;
+    jg_buf_puts(&review, "\"}},\"oldObject\":" JOB_HEAD "}}}}");
+    struct denial d;
+    deny(&review, &d);
+    ck_assert_uint_lt(d.bytes, 3 << 20);
+    ck_assert_uint_eq(json_array_size(d.causes), 5);
+    ck_assert_uint_eq(d.o.n_errors, 5);
+
+    char marker[64];
+    snprintf(marker, sizeof marker, "\" [truncated %d bytes]", N - JG_MAX_VALUE_BYTES);
+    jg_buf want = JG_BUF_INIT;
+    jg_buf_puts(&want, "Invalid value: \"");
+    for (int i = 0; i < JG_MAX_VALUE_BYTES; i++)
+        jg_buf_putc(&want, '<');
+    jg_buf_puts(&want, marker);
+    jg_buf_puts(&want, ": must be a domain-prefixed path (such as \"acme.io/foo\")");
+    const char *too_long = "Too long: may not be more than 63 bytes";
+    for (size_t i = 0; i < 4; i += 2) {
+        ck_assert_str_eq(cause_str(&d, i, "field"), "spec.managedBy");
+        expect_long_eq(cause_str(&d, i, "message"), want.data);
+        ck_assert_str_eq(cause_str(&d, i + 1, "message"), too_long);
+    }
+    jg_buf_reset(&want);
+    jg_buf_puts(&want, "Invalid value: \"");
+    for (int i = 0; i < JG_MAX_VALUE_BYTES; i++)
+        jg_buf_puts(&want, "\\u003c");
+    jg_buf_puts(&want, marker);
+    jg_buf_puts(&want, ": field is immutable");
+    expect_long_eq(cause_str(&d, 4, "message"), want.data);
+    ck_assert(strstr(d.message, " errors]") == NULL); /* nothing omitted */
+    ck_assert(ends_with(d.message, "[truncated 6934464 bytes]: field is immutable]"));
+    jg_buf_free(&want);
+    denial_free(&d);
+    jg_buf_free(&review);
+}
+END_TEST
+
+/* Many distinct errors with long values: the 1 MiB of error text binds before the cause count. */
+START_TEST(long_duplicate_uids) {
+    enum { UIDS = 1000, LEN = 3000 };
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
+    for (int i = 0; i < UIDS; i++)
+        for (int twice = 0; twice < 2; twice++) {
+            if (items.len) jg_buf_putc(&items, ',');
+            jg_buf_printf(&items, "\"%04d", i);
+            for (int k = 4; k < LEN; k++)
+                jg_buf_putc(&items, '<');
+            jg_buf_putc(&items, '"');
+        }
+    status_review(&review, items.data, items.len);
+    struct denial d;
+    deny(&review, &d);
+    size_t kept = json_array_size(d.causes) - 1, text = 0;
+    ck_assert_uint_gt(kept, 10);
+    ck_assert_uint_lt(kept, UIDS);
+    for (size_t i = 0; i < kept; i++) {
+        char field[80];
+        snprintf(field, sizeof field, "status.uncountedTerminatedPods.succeeded[%zu]", 2 * i + 1);
+        ck_assert_str_eq(cause_str(&d, i, "reason"), "FieldValueDuplicate");
+        ck_assert_str_eq(cause_str(&d, i, "field"), field);
+        text += strlen(field) + 2 + strlen(cause_str(&d, i, "message"));
+    }
+    ck_assert_uint_le(text, JG_MAX_ERROR_TEXT);
+    char note[64];
+    snprintf(note, sizeof note, "[truncated %zu errors]", UIDS + 1 - kept);
+    ck_assert_str_eq(cause_str(&d, kept, "message"), note);
+    ck_assert(ends_with(d.message, note));
+    ck_assert_uint_eq(d.o.n_errors, UIDS + 1);
+    denial_free(&d);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+}
+END_TEST
+
+/* A value is cut at a character boundary: 'a' then 40,000 'é' (2 bytes) keeps 65,535 bytes. */
+START_TEST(value_cut_at_character) {
+    struct jg_errors e;
+    jg_errors_init(&e);
+    jg_buf v = JG_BUF_INIT;
+    jg_buf_putc(&v, 'a');
+    for (int i = 0; i < 40000; i++)
+        jg_buf_puts(&v, "\xc3\xa9");
+    jg_err_invalid_gostr(&e, 0, "spec.managedBy", (jg_str){v.data, v.len}, "detail");
+    ck_assert_uint_eq(e.n, 1);
+    jg_str body = jg_err_body(&e, 0);
+    const char *want_end = "\xc3\xa9\" [truncated 14466 bytes]: detail";
+    ck_assert_uint_eq(body.n, strlen("Invalid value: \"") + 65535 + strlen(want_end) - 2);
+    ck_assert(memcmp(body.p + body.n - strlen(want_end), want_end, strlen(want_end)) == 0);
+    jg_buf_free(&v);
+    jg_errors_free(&e);
+}
+END_TEST
+
+/* The uncountedTerminatedPods value lists items within 64 KiB, then counts the rest. */
+START_TEST(uncounted_value_items) {
+    enum { UIDS = 30000 };
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
+    for (int i = 0; i < UIDS; i++)
+        jg_buf_printf(&items, "%s\"u%05d\"", i ? "," : "", i);
+    status_review(&review, items.data, items.len);
+    struct denial d;
+    deny(&review, &d);
+    ck_assert_uint_eq(json_array_size(d.causes), 1);
+    ck_assert_str_eq(cause_str(&d, 0, "field"), "status.uncountedTerminatedPods");
+    /* 7,282 items of 6 bytes, each counted with its quotes and comma (9 bytes), fill 65,536 */
+    ck_assert(ends_with(cause_str(&d, 0, "message"),
+                        ",\"u07281\" [truncated 22718 items]],"
+                        "\"Failed\":null}: must be empty for finished job"));
+    denial_free(&d);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+}
+END_TEST
+
+/* One distinct error repeated past the cause cap: the single-error form, then the note. */
+START_TEST(message_note_single_distinct) {
+    struct jg_errors e;
+    jg_errors_init(&e);
+    for (int i = 0; i < JG_MAX_CAUSES + 1; i++)
+        jg_err_invalid_omit(&e, 0, "status.conditions", "same");
+    ck_assert_uint_eq(e.n, JG_MAX_CAUSES);
+    ck_assert_uint_eq(e.omitted, 1);
+    jg_buf m = JG_BUF_INIT;
+    jg_render_message(&e, "Job", "batch", (jg_str){"j", 1}, &m);
+    ck_assert_str_eq(m.data, "Job.batch \"j\" is invalid: status.conditions: Invalid value: same "
+                             "[truncated 1 error]");
+    jg_buf_free(&m);
+    jg_errors_free(&e);
+}
+END_TEST
+
+/* A log line with a 1 MB value stays one bounded JSON line. */
+START_TEST(log_value_cut) {
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    jg_log_setup(JG_LOG_INFO, JG_LOG_FORMAT_JSON, fileno(f));
+    size_t n = 1000000;
+    char *v = malloc(n);
+    memset(v, '<', n);
+    struct jg_log l;
+    ck_assert(jg_log_begin(&l, JG_LOG_INFO, "admission denied"));
+    jg_log_strn(&l, "message", v, n);
+    jg_log_end(&l);
+    free(v);
+    long size = ftell(f);
+    ck_assert_int_lt(size, 6 * JG_LOG_MAX_VALUE + 200);
+    rewind(f);
+    json_error_t err;
+    json_t *line = json_loadf(f, 0, &err);
+    ck_assert_msg(line, "log line is not JSON: %s", err.text);
+    const char *m = json_string_value(json_object_get(line, "message"));
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(strspn(m, "<"), JG_LOG_MAX_VALUE);
+    ck_assert_str_eq(m + JG_LOG_MAX_VALUE, " [truncated 995904 bytes]");
+    json_decref(line);
+    fclose(f);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("bounds");
+    struct {
+        const char *name;
+        const TTest *t;
+    } tests[] = {
+        {"shapes", empty_uids_400k},
+        {"shapes", empty_uids_at_body_limit},
+        {"shapes", managed_by_lt_update},
+        {"shapes", long_duplicate_uids},
+        {"values", value_cut_at_character},
+        {"values", uncounted_value_items},
+        {"message", message_note_single_distinct},
+        {"log", log_value_cut},
+    };
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        TCase *tc = tcase_create(tests[i].name);
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, tests[i].t);
+        suite_add_tcase(s, tc);
+    }
+    return run_suite(s);
+}
