@@ -20,6 +20,7 @@ source "$SRC/tests/e2e/lib.sh" # pass, fail, expect_eq, jg_finish, free_port, wa
 WORK=${1:?usage: $0 WORKDIR (a directory the minimal root is built under)}
 SUITE=bookworm
 CASE=tests/cases/r-status-update-denied
+APT_ETC=${JG_FRESH_APT_ETC:-/etc/apt} # where this machine's apt sources are (a test of the test may point elsewhere)
 READY_DEADLINE=${JG_FRESH_READY_DEADLINE:-600} # seconds for .ci/dev to install, build and serve
 T0=$(date +%s)
 
@@ -28,15 +29,6 @@ fatal() {
 	fail "$*"
 	finish
 }
-
-if [[ ${JG_FRESH_NS:-} != 1 ]]; then
-	[[ $(id -u) == 0 ]] || fatal "tests/fresh needs root (debootstrap, mount, chroot): run it as root"
-	command -v unshare >/dev/null || fatal "unshare (util-linux) not found"
-	err=$(unshare --mount --propagation private true 2>&1) ||
-		fatal "cannot create a private mount namespace (unshare --mount): $err"
-	JG_FRESH_NS=1 exec unshare --mount --propagation private "$0" "$@"
-fi
-mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd -P) || fatal "cannot create $WORK"
 
 # mounts_under DIR: mount points at or below DIR in this namespace, deepest first.
 mounts_under() {
@@ -98,6 +90,15 @@ finish() {
 	jg_finish
 }
 
+if [[ ${JG_FRESH_NS:-} != 1 ]]; then
+	[[ $(id -u) == 0 ]] || fatal "tests/fresh needs root (debootstrap, mount, chroot): run it as root"
+	command -v unshare >/dev/null || fatal "unshare (util-linux) not found"
+	err=$(unshare --mount --propagation private true 2>&1) ||
+		fatal "cannot create a private mount namespace (unshare --mount): $err"
+	JG_FRESH_NS=1 exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
+mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd -P) || fatal "cannot create $WORK"
+
 for c in debootstrap git curl jq chroot mount umount mountpoint; do
 	command -v "$c" >/dev/null || fatal "$c not found (bash .ci/deps all installs what the tests need)"
 done
@@ -115,11 +116,11 @@ done
 # (sources.list, *.list) and deb822 (*.sources) formats.
 apt_entries() {
 	local f
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+	for f in "$APT_ETC/sources.list" "$APT_ETC"/sources.list.d/*.list; do
 		[[ -f $f ]] || continue
 		sed -e 's/#.*//' -e 's/\[[^]]*\]//g' "$f" | awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
 	done
-	for f in /etc/apt/sources.list.d/*.sources; do
+	for f in "$APT_ETC"/sources.list.d/*.sources; do
 		[[ -f $f ]] || continue
 		awk '
 		function flush(  nt, nu, ns, i, j, t, u, s, deb) {
@@ -155,7 +156,7 @@ source_for() {
 MIRROR=$(source_for "")
 UPDATES=$(source_for -updates)
 SECURITY=$(source_for -security)
-[[ -n $MIRROR ]] || fatal "no Debian mirror (http, https or file) in /etc/apt/sources.list or sources.list.d/"
+[[ -n $MIRROR ]] || fatal "no Debian mirror (http, https or file) in $APT_ETC/sources.list or sources.list.d/"
 pass "package mirror from this machine's apt sources: $MIRROR${UPDATES:+, updates $UPDATES}${SECURITY:+, security $SECURITY}"
 
 # reachable URI SUITE: the suite's Release file can be fetched.
