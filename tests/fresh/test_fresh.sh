@@ -109,7 +109,8 @@ for old in "$WORK"/fresh-root.*; do
 	[[ -d $old ]] || continue
 	owner=$(cat "$old/owner" 2>/dev/null)
 	[[ -n $owner ]] && kill -0 "$owner" 2>/dev/null && continue
-	out=$(remove_tree "$old") || echo "# stale $old: $out"
+	if out=$(remove_tree "$old"); then echo "# removed $old, left by a run that was killed"
+	else echo "# $old, left by a run that was killed: $out"; fi
 done
 
 # apt_entries: "URI SUITE" for each enabled binary source of this machine's apt, one-line
