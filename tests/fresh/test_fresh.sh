@@ -67,7 +67,7 @@ teardown_done=0
 teardown() {
 	[[ $teardown_done == 0 && -n $TMPROOT ]] || return 0
 	teardown_done=1
-	local left out m
+	local out m
 	# After an orderly stop nothing may be left; after a failure, whatever runs there is ours.
 	[[ $STOPPED == 0 ]] || expect_eq "no process left running in the root" "" "$(procs_in "$ROOT" | tr '\n' ' ')"
 	for m in "$ROOT/proc" "$ROOT/dev"; do
@@ -149,7 +149,7 @@ apt_entries() {
 source_for() {
 	local names="$SUITE|stable|oldstable|testing|unstable|sid|bullseye|trixie|forky"
 	apt_entries | awk -v want="^$SUITE$1\$" -v any="^($names)$1\$" '
-		$1 ~ /^(https?|file):/ { sub(/\/+$/, "", $1)
+		$1 ~ /^https?:/ { sub(/\/+$/, "", $1)
 			if ($2 ~ want && exact == "") exact = $1
 			if ($2 ~ any && first == "") first = $1 }
 		END { print (exact != "" ? exact : first) }'
@@ -157,7 +157,7 @@ source_for() {
 MIRROR=$(source_for "")
 UPDATES=$(source_for -updates)
 SECURITY=$(source_for -security)
-[[ -n $MIRROR ]] || fatal "no Debian mirror (http, https or file) in $APT_ETC/sources.list or sources.list.d/"
+[[ -n $MIRROR ]] || fatal "no Debian mirror (http or https) in $APT_ETC/sources.list or sources.list.d/"
 pass "package mirror from this machine's apt sources: $MIRROR${UPDATES:+, updates $UPDATES}${SECURITY:+, security $SECURITY}"
 
 # reachable URI SUITE: the suite's Release file can be fetched.
@@ -211,6 +211,20 @@ if out=$(git clone --quiet --no-hardlinks "$SRC" "$ROOT$CLONE" 2>&1); then
 	pass "clean git clone of the checkout ($(git -C "$ROOT$CLONE" rev-parse --short HEAD)) in the root at $CLONE"
 else fatal "git clone $SRC failed: $out"; fi
 
+# readme_command WORD: the clone's README's first ```sh block that starts with WORD, continuation
+# lines joined: the commands run below are the README's own.
+readme_command() {
+	awk -v w="$1" '/^```sh$/ { inb = 1; cmd = ""; next }
+		/^```$/ { if (inb && index(cmd, w " ") == 1) { print cmd; exit } inb = 0; next }
+		inb { sub(/\\$/, ""); cmd = cmd $0 }' "$ROOT$CLONE/README.md"
+}
+MAIN=$(readme_command bash)
+EXAMPLE=$(readme_command curl)
+expect_eq "the README's main command" "bash .ci/dev" "$MAIN"
+[[ $EXAMPLE == *" https://localhost:9443/validate"* ]] ||
+	fatal "the README's curl example does not post to https://localhost:9443/validate: [$EXAMPLE]"
+pass "the README's curl example: $EXAMPLE"
+
 mount -t proc proc "$ROOT/proc" && mount --bind /dev "$ROOT/dev" ||
 	fatal "cannot mount /proc and /dev in the root"
 if mountpoint -q "$ROOT/proc" && mountpoint -q "$ROOT/dev"; then pass "/proc mounted and /dev bind-mounted in the root"
@@ -248,11 +262,11 @@ expect_eq "the server is the jobguard that .ci/dev exec'd, chrooted in the root"
 	"$ROOT$CLONE/build/src/jobguard $ROOT" \
 	"$(readlink "/proc/$SERVER/exe") $(readlink "/proc/$SERVER/root")"
 
-# The README's curl example, from outside the root, to the port chosen above.
-code=$(cd "$ROOT$CLONE" && curl -sS --max-time 30 -o "$TMPROOT/response.json" -w '%{http_code}' \
-	--cacert certs/dev/ca.crt -H 'Content-Type: application/json' \
-	--data-binary @"$CASE/review.json" "https://localhost:$PORT/validate" 2>&1)
-expect_eq "README's curl example: HTTP status" 200 "$code"
+# The README's curl example, run from the clone's directory outside the root, to the port chosen above.
+(cd "$ROOT$CLONE" && timeout 60 bash -c "${EXAMPLE/:9443\//:$PORT/}") >"$TMPROOT/response.json" 2>"$TMPROOT/curl.err"
+rc=$?
+err=$(grep -v '^ *[0-9%]' "$TMPROOT/curl.err" | head -c 300) # without the progress meter
+expect_eq "the README's curl example exits 0" 0 "$rc${err:+: $err}"
 verdict=$(jq -c '.response | [.allowed, .status.code, .uid]' "$TMPROOT/response.json" 2>&1)
 expect_eq "verdict: allowed false, code 422, the request's uid echoed" \
 	"$(jq -c '[false, 422, .request.uid]' "$ROOT$CLONE/$CASE/review.json")" "$verdict"
