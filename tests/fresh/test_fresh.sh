@@ -265,8 +265,8 @@ expect_eq "the server is the jobguard that .ci/dev exec'd, chrooted in the root"
 # The README's curl example, run from the clone's directory outside the root, to the port chosen above.
 (cd "$ROOT$CLONE" && timeout 60 bash -c "${EXAMPLE/:9443\//:$PORT/}") >"$TMPROOT/response.json" 2>"$TMPROOT/curl.err"
 rc=$?
-err=$(grep -v '^ *[0-9%]' "$TMPROOT/curl.err" | head -c 300) # without the progress meter
-expect_eq "the README's curl example exits 0" 0 "$rc${err:+: $err}"
+err=$(tr '\r' '\n' <"$TMPROOT/curl.err" | grep '^curl:' | head -c 300) # not the progress meter
+expect_eq "the README's curl example exits 0" 0 "$rc${err:+ ($err)}"
 verdict=$(jq -c '.response | [.allowed, .status.code, .uid]' "$TMPROOT/response.json" 2>&1)
 expect_eq "verdict: allowed false, code 422, the request's uid echoed" \
 	"$(jq -c '[false, 422, .request.uid]' "$ROOT$CLONE/$CASE/review.json")" "$verdict"
