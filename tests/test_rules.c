@@ -100,6 +100,67 @@ START_TEST(uncounted_always) {
 }
 END_TEST
 
+/* Rows 6 and 7 against a plain quadratic reference of Kubernetes' shared set, on random lists
+ * full of repeats, prefixes of each other and empty UIDs: the same causes in the same order. */
+START_TEST(uncounted_duplicates_match_a_set) {
+    static const char *const pool[] = {
+        "",   "a",   "b",   "aa",  "ab",
+        "ba", "abc", "abd", "a b", "0123456789abcdef0123456789abcdef0123"};
+    const size_t npool = sizeof pool / sizeof pool[0];
+    uint32_t rng = 2463534242u;
+    for (int trial = 0; trial < 400; trial++) {
+        base();
+        jg_str items[2][48];
+        size_t n[2];
+        for (int l = 0; l < 2; l++) {
+            rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+            n[l] = rng % 48;
+            for (size_t i = 0; i < n[l]; i++) {
+                rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+                items[l][i] = S(pool[rng % (trial < 200 ? npool : 3)]); /* then mostly repeats */
+            }
+        }
+        NEW->uncounted_set = true;
+        NEW->uncounted_succeeded = (jg_str_list){true, n[0], items[0]};
+        NEW->uncounted_failed = (jg_str_list){true, n[1], items[1]};
+
+        struct jg_config cfg = JG_CONFIG_DEFAULT;
+        struct jg_errors e;
+        jg_errors_init(&e);
+        jg_validate(&req, &cfg, &e);
+        size_t k = 0;
+        for (int l = 0; l < 2; l++) {
+            for (size_t i = 0; i < n[l]; i++) {
+                char want[160];
+                bool seen = false;
+                for (int pl = 0; pl <= l && !seen; pl++)
+                    for (size_t j = 0; j < (pl == l ? i : n[pl]) && !seen; j++)
+                        seen = items[l][i].n && jg_str_eq(items[pl][j], items[l][i]);
+                if (items[l][i].n == 0)
+                    snprintf(want, sizeof want,
+                             "status.uncountedTerminatedPods.%s[%zu]: Invalid "
+                             "value: \"\": must not be empty",
+                             l ? "failed" : "succeeded", i);
+                else if (seen)
+                    snprintf(want, sizeof want,
+                             "status.uncountedTerminatedPods.%s[%zu]: Duplicate value: \"%s\"",
+                             l ? "failed" : "succeeded", i, items[l][i].p);
+                else
+                    continue;
+                ck_assert_uint_lt(k, e.n);
+                jg_str f = jg_err_field(&e, k), b = jg_err_body(&e, k);
+                char got[160];
+                snprintf(got, sizeof got, "%.*s: %.*s", (int)f.n, f.p, (int)b.n, b.p);
+                ck_assert_str_eq(got, want);
+                k++;
+            }
+        }
+        ck_assert_uint_eq(k, e.n);
+        jg_errors_free(&e);
+    }
+}
+END_TEST
+
 START_TEST(complete_with_failed_gate) {
     base();
     complete(NEW);
@@ -363,6 +424,7 @@ int main(void) {
     tcase_add_test(tc, baseline_allows);
     tcase_add_test(tc, non_negative_always);
     tcase_add_test(tc, uncounted_always);
+    tcase_add_test(tc, uncounted_duplicates_match_a_set);
     tcase_add_test(tc, complete_with_failed_gate);
     tcase_add_test(tc, completion_time_rules);
     tcase_add_test(tc, failed_without_failure_target_gate);
