@@ -167,15 +167,17 @@ static int uid_cmp(jg_str a, jg_str b) {
 
 /* 32 bits of a UID to sort by: equal UIDs get equal keys, unequal ones rarely do. */
 static uint32_t uid_hash(jg_str s) {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ s.n, w;
-    size_t i = 0;
-    for (; i + 8 <= s.n; i += 8) {
+    uint64_t h = 0x9e3779b97f4a7c15u ^ s.n, w = 0;
+    for (size_t i = 0; i + 8 < s.n; i += 8) {
         memcpy(&w, s.p + i, 8);
         h = (h ^ w) * 0xff51afd7ed558ccdu;
         h ^= h >> 29;
     }
-    w = 0;
-    memcpy(&w, s.p + i, s.n - i);
+    if (s.n >= 8) /* the last 8 bytes, overlapping the loop's: no byte-by-byte tail */
+        memcpy(&w, s.p + s.n - 8, 8);
+    else
+        for (size_t i = 0; i < s.n; i++)
+            w = w << 8 | (unsigned char)s.p[i];
     h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
     return (uint32_t)((h ^ h >> 31) >> 32);
 }
@@ -200,7 +202,7 @@ static void sift_down(const jg_str_list *const l[2], uint64_t *v, size_t i, size
 }
 
 /* Heapsort: O(n log n) comparisons whatever the input, in place. */
-static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n) {
+static void heapsort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n) {
     for (size_t i = n / 2; i-- > 0;)
         sift_down(l, v, i, n);
     for (size_t end = n; end-- > 1;) {
@@ -209,6 +211,56 @@ static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n) {
         v[end] = t;
         sift_down(l, v, 0, end);
     }
+}
+
+/* A bucket: insertion sort when short (the usual case), heapsort when long (hashes collide). */
+static void sort_bucket(const jg_str_list *const l[2], uint64_t *v, size_t n) {
+    if (n > 16) {
+        heapsort_uids(l, v, n);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && uid_before(l, x, v[j - 1]); j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Bits of hash that pick a bucket for m entries: about 8 entries per bucket. */
+static unsigned bucket_bits(size_t m) {
+    unsigned bits = 0;
+    while (bits < 13 && ((size_t)8 << bits) < m)
+        bits++;
+    return bits;
+}
+
+/* Sorts v: in place by the top `bits` of the hash (one pass of American flag sort), then each
+ * bucket. next and end: 2^bits counters each. O(n) for hashes that spread, O(n log n) whatever. */
+static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n, unsigned bits,
+                      uint32_t *next, uint32_t *end) {
+    size_t buckets = (size_t)1 << bits;
+#define BUCKET(x) (bits ? (size_t)((x) >> (64 - bits)) : 0)
+    memset(end, 0, buckets * sizeof *end);
+    for (size_t i = 0; i < n; i++)
+        end[BUCKET(v[i])]++;
+    for (size_t b = 0, sum = 0; b < buckets; b++) {
+        next[b] = (uint32_t)sum; /* the first entry of bucket b not yet in place */
+        sum += end[b];
+        end[b] = (uint32_t)sum;
+    }
+    for (size_t b = 0; b < buckets; b++) {
+        while (next[b] < end[b]) { /* each step puts one entry in its bucket for good */
+            uint64_t x = v[next[b]];
+            size_t d = BUCKET(x);
+            v[next[b]] = v[next[d]];
+            v[next[d]++] = x;
+        }
+    }
+#undef BUCKET
+    for (size_t b = 0, start = 0; b < buckets; start = end[b++])
+        sort_bucket(l, v + start, end[b] - start);
 }
 
 /* Kubernetes' shared set of rows 6 and 7, by sorting: returns a bitmap (in the error list's
@@ -222,24 +274,27 @@ static const uint8_t *duplicate_uids(const jg_str_list *const l[2], struct jg_er
     size_t bytes = (total + 63) / 64 * 8; /* keeps the entries after it aligned */
     jg_buf *d = &e->scratch;
     jg_buf_reset(d);
-    if (total > UINT32_MAX || !jg_buf_reserve(d, bytes + m * sizeof(uint64_t))) {
+    unsigned bits = bucket_bits(m);
+    if (total > UINT32_MAX ||
+        !jg_buf_reserve(d, bytes + m * sizeof(uint64_t) + (sizeof(uint32_t) * 2 << bits))) {
         e->oom = true; /* more UIDs than positions: beyond any body the decoder accepts */
         return NULL;
     }
-    uint8_t *bits = (uint8_t *)d->data;
-    memset(bits, 0, bytes);
-    uint64_t *v = (uint64_t *)(void *)(bits + bytes);
+    uint8_t *dup = (uint8_t *)d->data;
+    memset(dup, 0, bytes);
+    uint64_t *v = (uint64_t *)(void *)(dup + bytes);
+    uint32_t *next = (uint32_t *)(void *)(v + m), *end = next + ((size_t)1 << bits);
     for (size_t k = 0, j = 0; k < total; k++) {
         jg_str uid = uid_at(l, k);
         if (uid.n > 0) v[j++] = (uint64_t)uid_hash(uid) << 32 | k;
     }
-    sort_uids(l, v, m);
+    sort_uids(l, v, m, bits, next, end);
     for (size_t i = 1; i < m; i++) {
         uint32_t k = (uint32_t)v[i];
         if (v[i] >> 32 == v[i - 1] >> 32 && jg_str_eq(uid_at(l, k), uid_at(l, (uint32_t)v[i - 1])))
-            bits[k / 8] |= (uint8_t)(1u << (k % 8));
+            dup[k / 8] |= (uint8_t)(1u << (k % 8));
     }
-    return bits;
+    return dup;
 }
 
 /* Rows 6 and 7 in one pass: succeeded then failed, one shared set; empty wins over duplicate. */

@@ -59,6 +59,14 @@ static const char *run(void) {
     return fired((struct jg_config)JG_CONFIG_DEFAULT);
 }
 
+/* Cause i as "<field>: <body>". */
+static const char *cause_line(const struct jg_errors *e, size_t i) {
+    static char line[256];
+    jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
+    snprintf(line, sizeof line, "%.*s: %.*s", (int)f.n, f.p, (int)b.n, b.p);
+    return line;
+}
+
 /* A complete, valid finished state (SCM + Complete + completionTime, active 0). */
 static void complete(struct jg_job_status *s) {
     set_cond(s, JG_COND_SUCCESS_CRITERIA_MET);
@@ -148,16 +156,36 @@ START_TEST(uncounted_duplicates_match_a_set) {
                 else
                     continue;
                 ck_assert_uint_lt(k, e.n);
-                jg_str f = jg_err_field(&e, k), b = jg_err_body(&e, k);
-                char got[160];
-                snprintf(got, sizeof got, "%.*s: %.*s", (int)f.n, f.p, (int)b.n, b.p);
-                ck_assert_str_eq(got, want);
+                ck_assert_str_eq(cause_line(&e, k), want);
                 k++;
             }
         }
         ck_assert_uint_eq(k, e.n);
         jg_errors_free(&e);
     }
+}
+END_TEST
+
+/* uid-00014e03 and uid-00069723 share the 32-bit key the duplicate search sorts by (found by
+ * search): equal keys must still be told apart by their bytes. */
+START_TEST(uncounted_colliding_keys) {
+    base();
+    jg_str s_items[] = {S("uid-00014e03"), S("uid-00069723"), S("uid-00014e04")};
+    jg_str f_items[] = {S("uid-00069723"), S("uid-00014e03")};
+    NEW->uncounted_set = true;
+    NEW->uncounted_succeeded = (jg_str_list){true, 3, s_items};
+    NEW->uncounted_failed = (jg_str_list){true, 2, f_items};
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_errors e;
+    jg_errors_init(&e);
+    jg_validate(&req, &cfg, &e);
+    ck_assert_uint_eq(e.n, 2);
+    const char *want[] = {
+        "status.uncountedTerminatedPods.failed[0]: Duplicate value: \"uid-00069723\"",
+        "status.uncountedTerminatedPods.failed[1]: Duplicate value: \"uid-00014e03\""};
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_str_eq(cause_line(&e, i), want[i]);
+    jg_errors_free(&e);
 }
 END_TEST
 
@@ -425,6 +453,7 @@ int main(void) {
     tcase_add_test(tc, non_negative_always);
     tcase_add_test(tc, uncounted_always);
     tcase_add_test(tc, uncounted_duplicates_match_a_set);
+    tcase_add_test(tc, uncounted_colliding_keys);
     tcase_add_test(tc, complete_with_failed_gate);
     tcase_add_test(tc, completion_time_rules);
     tcase_add_test(tc, failed_without_failure_target_gate);
