@@ -1,7 +1,8 @@
 /* In-process engine benchmark: decode + validate + encode of each review, many times.
  * Prints input size, reviews/s and µs per review. Not a test: it prints figures.
  * Usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...
- *        bench_engine --scaling [-t SECONDS] [SHAPE...]   (µs per request against input size) */
+ *        bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]
+ *                     (µs per request against input size, sizes up to ELEMENTS) */
 #include "jobguard/admit.h"
 #include "shapes.h"
 
@@ -56,7 +57,7 @@ static double time_admit(const char *body, size_t len, const struct jg_config *c
 /* Every shape at 1k, 10k and 100k elements and at the most that fits the limits: µs per request
  * and per element, and the per-element cost relative to the shape's smallest size (a linear
  * shape stays near 1 or falls as fixed costs spread; a quadratic one grows tenfold per row). */
-static int scaling(int argc, char **argv, double seconds, const struct jg_config *cfg,
+static int scaling(int argc, char **argv, double seconds, size_t up_to, const struct jg_config *cfg,
                    jg_buf *out) {
     printf("%-20s %-9s %9s %9s %8s %12s %11s %8s\n", "shape", "element", "elements", "bytes",
            "verdict", "us/request", "us/element", "vs first");
@@ -68,15 +69,13 @@ static int scaling(int argc, char **argv, double seconds, const struct jg_config
             wanted |= strcmp(argv[a], sh->name) == 0;
         if (!wanted) continue;
         size_t sizes[] = {1000, 10000, 100000, sh->max};
-        if (sh->max < 1000) { /* the depth limit: 1/20, 1/2 and all of it */
-            sizes[0] = sh->max / 20;
-            sizes[1] = sh->max / 2;
-        }
+        if (sh->max < 10000) /* the depth limit */
+            sizes[0] = 100, sizes[1] = 1000;
         double first_cost = 0;
         size_t last = 0;
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             size_t n = sizes[k] < sh->max ? sizes[k] : sh->max;
-            if (n <= last) continue;
+            if (n <= last || n > up_to) continue;
             last = n;
             sh->build(&body, n, false);
             if (body.oom) {
@@ -98,7 +97,7 @@ static int scaling(int argc, char **argv, double seconds, const struct jg_config
 
 static int usage(void) {
     fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...\n"
-                    "       bench_engine --scaling [-t SECONDS] [SHAPE...]\n");
+                    "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n");
     return 2;
 }
 
@@ -106,12 +105,15 @@ int main(int argc, char **argv) {
     long iterations = 0;
     double seconds = 0; /* default: 1 s per file, 0.2 s per scaling row */
     bool scale = false;
+    size_t up_to = SIZE_MAX;
     int first = 1;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
             iterations = atol(argv[++first]);
         else if (strcmp(argv[first], "-t") == 0 && first + 1 < argc)
             seconds = atof(argv[++first]);
+        else if (strcmp(argv[first], "-m") == 0 && first + 1 < argc)
+            up_to = (size_t)atol(argv[++first]);
         else if (strcmp(argv[first], "--scaling") == 0)
             scale = true;
         else
@@ -122,7 +124,7 @@ int main(int argc, char **argv) {
     if (scale) {
         struct jg_config cfg = JG_CONFIG_DEFAULT;
         jg_buf out = JG_BUF_INIT;
-        int rc = scaling(argc - first, argv + first, seconds, &cfg, &out);
+        int rc = scaling(argc - first, argv + first, seconds, up_to, &cfg, &out);
         jg_buf_free(&out);
         return rc;
     }
