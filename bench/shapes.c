@@ -101,6 +101,17 @@ static void uncounted_pairs(jg_buf *b, size_t n, bool spoil) {
     jg_buf_puts(b, "]}");
 }
 
+/* succeeded: n copies of one UID (n - 1 Duplicate values): every sort key equal, the sort's
+ * worst case. spoil: the last is new. */
+static void uncounted_same(jg_buf *b, size_t n, bool spoil) {
+    jg_buf_puts(b, ",\"uncountedTerminatedPods\":{\"succeeded\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) jg_buf_putc(b, ',');
+        put_uid(b, spoil && i == n - 1 ? 1 : 0, false);
+    }
+    jg_buf_puts(b, "]}");
+}
+
 /* succeeded: n empty UIDs, one "must not be empty" each. spoil: the last is a UID. */
 static void uncounted_empty(jg_buf *b, size_t n, bool spoil) {
     jg_buf_puts(b, ",\"uncountedTerminatedPods\":{\"succeeded\":[");
@@ -196,6 +207,7 @@ static void nesting(jg_buf *b, size_t n, bool spoil) {
     }
 STATUS_SHAPE(uncounted_distinct, plain_spec)
 STATUS_SHAPE(uncounted_pairs, plain_spec)
+STATUS_SHAPE(uncounted_same, plain_spec)
 STATUS_SHAPE(uncounted_empty, plain_spec)
 STATUS_SHAPE(uncounted_escaped, plain_spec)
 STATUS_SHAPE(conditions, plain_spec)
@@ -223,6 +235,7 @@ const struct shape shapes[] = {
     {"uncounted-distinct", "UID", 160000, build_uncounted_distinct},
     {"uncounted-pairs", "UID", 160000, build_uncounted_pairs},
     {"uncounted-escaped", "UID", 150000, build_uncounted_escaped},
+    {"uncounted-same", "UID", 160000, build_uncounted_same},
     {"uncounted-empty", "UID", 2000000, build_uncounted_empty},
     {"conditions", "condition", 150000, build_conditions},
     {"status-keys", "key", 500000, build_status_keys},

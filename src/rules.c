@@ -213,38 +213,32 @@ static void heapsort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n) 
     }
 }
 
-/* A bucket: insertion sort when short (the usual case), heapsort when long (hashes collide). */
-static void sort_bucket(const jg_str_list *const l[2], uint64_t *v, size_t n) {
-    if (n > 16) {
+/* Sorts v, in place: a few bits of the hash at a time from the top (MSD radix sort, at most 256
+ * buckets per pass, few enough to stay in cache), short buckets by insertion. Entries still
+ * together once the hash is used up share it (by chance or by design): heapsort, by UID. O(n) for
+ * hashes that spread, O(n log n) whatever the input. `used`: hash bits already sorted on. */
+static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n, unsigned used) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            size_t j = i;
+            for (; j > 0 && uid_before(l, x, v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    if (used >= 32) {
         heapsort_uids(l, v, n);
         return;
     }
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && uid_before(l, x, v[j - 1]); j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-/* Bits of hash that pick a bucket for m entries: about 8 entries per bucket. */
-static unsigned bucket_bits(size_t m) {
-    unsigned bits = 0;
-    while (bits < 13 && ((size_t)8 << bits) < m)
-        bits++;
-    return bits;
-}
-
-/* Sorts v: in place by the top `bits` of the hash (one pass of American flag sort), then each
- * bucket. next and end: 2^bits counters each. O(n) for hashes that spread, O(n log n) whatever. */
-static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n, unsigned bits,
-                      uint32_t *next, uint32_t *end) {
+    unsigned bits = n > 4096 ? 8 : n > 256 ? 6 : 4; /* a few entries per bucket, at the end */
+    bits = bits < 32 - used ? bits : 32 - used;
+#define DIGIT(x) ((size_t)((x) << used >> (64 - bits)))
     size_t buckets = (size_t)1 << bits;
-#define BUCKET(x) (bits ? (size_t)((x) >> (64 - bits)) : 0)
-    memset(end, 0, buckets * sizeof *end);
+    uint32_t next[256], end[256] = {0};
     for (size_t i = 0; i < n; i++)
-        end[BUCKET(v[i])]++;
+        end[DIGIT(v[i])]++;
     for (size_t b = 0, sum = 0; b < buckets; b++) {
         next[b] = (uint32_t)sum; /* the first entry of bucket b not yet in place */
         sum += end[b];
@@ -253,14 +247,14 @@ static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n, unsi
     for (size_t b = 0; b < buckets; b++) {
         while (next[b] < end[b]) { /* each step puts one entry in its bucket for good */
             uint64_t x = v[next[b]];
-            size_t d = BUCKET(x);
+            size_t d = DIGIT(x);
             v[next[b]] = v[next[d]];
             v[next[d]++] = x;
         }
     }
-#undef BUCKET
+#undef DIGIT
     for (size_t b = 0, start = 0; b < buckets; start = end[b++])
-        sort_bucket(l, v + start, end[b] - start);
+        sort_uids(l, v + start, end[b] - start, used + bits);
 }
 
 /* Kubernetes' shared set of rows 6 and 7, by sorting: returns a bitmap (in the error list's
@@ -274,21 +268,18 @@ static const uint8_t *duplicate_uids(const jg_str_list *const l[2], struct jg_er
     size_t bytes = (total + 63) / 64 * 8; /* keeps the entries after it aligned */
     jg_buf *d = &e->scratch;
     jg_buf_reset(d);
-    unsigned bits = bucket_bits(m);
-    if (total > UINT32_MAX ||
-        !jg_buf_reserve(d, bytes + m * sizeof(uint64_t) + (sizeof(uint32_t) * 2 << bits))) {
+    if (total > UINT32_MAX || !jg_buf_reserve(d, bytes + m * sizeof(uint64_t))) {
         e->oom = true; /* more UIDs than positions: beyond any body the decoder accepts */
         return NULL;
     }
     uint8_t *dup = (uint8_t *)d->data;
     memset(dup, 0, bytes);
     uint64_t *v = (uint64_t *)(void *)(dup + bytes);
-    uint32_t *next = (uint32_t *)(void *)(v + m), *end = next + ((size_t)1 << bits);
     for (size_t k = 0, j = 0; k < total; k++) {
         jg_str uid = uid_at(l, k);
         if (uid.n > 0) v[j++] = (uint64_t)uid_hash(uid) << 32 | k;
     }
-    sort_uids(l, v, m, bits, next, end);
+    sort_uids(l, v, m, 0);
     for (size_t i = 1; i < m; i++) {
         uint32_t k = (uint32_t)v[i];
         if (v[i] >> 32 == v[i - 1] >> 32 && jg_str_eq(uid_at(l, k), uid_at(l, (uint32_t)v[i - 1])))

@@ -1,6 +1,7 @@
 /* The largest request of every shape that `bench_engine --scaling` times (bench/shapes.c), each
- * within the body and depth limits: the verdict and its causes, never the time. A quadratic
- * check would still pass here, only slowly: the bench shows the cost, this shows the answers. */
+ * within the body and depth limits (those whose every element is an error at 100,000 elements):
+ * the verdict and its causes, never the time. A quadratic check would still pass here, only
+ * slowly: the bench shows the cost, this shows the answers. */
 #include "jobguard/admit.h"
 #include "shapes.h"
 
@@ -84,6 +85,15 @@ START_TEST(uncounted_pairs) {
 }
 END_TEST
 
+START_TEST(uncounted_same) {
+    /* 100,000 copies of one UID: every sort key equal; 99,999 causes */
+    ck_assert_int_eq(decide("uncounted-same", 100000, false), JG_VERDICT_DENIED);
+    ck_assert(starts_with(causes(), "status.uncountedTerminatedPods.succeeded[1]: Duplicate value: "
+                                    "" UID0 "\nstatus.uncountedTerminatedPods.succeeded[2]: "
+                                    "Duplicate value: " UID0 "\n"));
+}
+END_TEST
+
 START_TEST(uncounted_empty) {
     /* 100,000 of the 2,000,000 that fit: one cause each */
     ck_assert_int_eq(decide("uncounted-empty", 100000, false), JG_VERDICT_DENIED);
@@ -154,6 +164,7 @@ int main(void) {
     tcase_add_test(tc, uncounted_distinct);
     tcase_add_test(tc, uncounted_escaped);
     tcase_add_test(tc, uncounted_pairs);
+    tcase_add_test(tc, uncounted_same);
     tcase_add_test(tc, uncounted_empty);
     tcase_add_test(tc, conditions);
     tcase_add_test(tc, status_keys);
