@@ -154,33 +154,161 @@ static void check_non_negative(const struct jg_status_ctx *c, struct jg_errors *
         jg_err_invalid_int(e, JG_R_NON_NEGATIVE, "status.terminating", s->terminating.v, NONNEG);
 }
 
+/* The uncounted UIDs of succeeded then failed as one sequence: position k < succeeded.n is in
+ * succeeded, the rest in failed. */
+static jg_str uid_at(const jg_str_list *const l[2], size_t k) {
+    return k < l[0]->n ? l[0]->items[k] : l[1]->items[k - l[0]->n];
+}
+
+static int uid_cmp(jg_str a, jg_str b) {
+    int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
+    return c ? c : (a.n > b.n) - (a.n < b.n);
+}
+
+/* 32 bits of a UID to sort by: equal UIDs get equal keys, unequal ones rarely do. */
+static uint32_t uid_hash(jg_str s) {
+    uint64_t h = 0x9e3779b97f4a7c15u ^ s.n, w = 0;
+    for (size_t i = 0; i + 8 < s.n; i += 8) {
+        memcpy(&w, s.p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 29;
+    }
+    if (s.n >= 8) /* the last 8 bytes, overlapping the loop's: no byte-by-byte tail */
+        memcpy(&w, s.p + s.n - 8, 8);
+    else
+        for (size_t i = 0; i < s.n; i++)
+            w = w << 8 | (unsigned char)s.p[i];
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    return (uint32_t)((h ^ h >> 31) >> 32);
+}
+
+/* Entries are hash << 32 | position, ordered by hash, then UID, then position: a total order in
+ * which equal UIDs are adjacent, the earliest first. Hashes that collide, by chance or by design,
+ * only cost string comparisons. */
+static bool uid_before(const jg_str_list *const l[2], uint64_t a, uint64_t b) {
+    if (a >> 32 != b >> 32) return a < b;
+    int c = uid_cmp(uid_at(l, (uint32_t)a), uid_at(l, (uint32_t)b));
+    return c ? c < 0 : a < b;
+}
+
+static void sift_down(const jg_str_list *const l[2], uint64_t *v, size_t i, size_t n) {
+    uint64_t x = v[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && uid_before(l, v[c], v[c + 1])) c++;
+        if (!uid_before(l, x, v[c])) break;
+        v[i] = v[c];
+    }
+    v[i] = x;
+}
+
+/* Heapsort: O(n log n) comparisons whatever the input, in place. */
+static void heapsort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n) {
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(l, v, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint64_t t = v[0];
+        v[0] = v[end];
+        v[end] = t;
+        sift_down(l, v, 0, end);
+    }
+}
+
+/* Sorts v, in place: a few bits of the hash at a time from the top (MSD radix sort, at most 256
+ * buckets per pass, few enough to stay in cache), short buckets by insertion. Entries still
+ * together once the hash is used up share it (by chance or by design): heapsort, by UID. O(n) for
+ * hashes that spread, O(n log n) whatever the input. `used`: hash bits already sorted on. */
+static void sort_uids(const jg_str_list *const l[2], uint64_t *v, size_t n, unsigned used) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            size_t j = i;
+            for (; j > 0 && uid_before(l, x, v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    if (used >= 32) {
+        heapsort_uids(l, v, n);
+        return;
+    }
+    unsigned bits = n > 4096 ? 8 : n > 256 ? 6 : 4; /* a few entries per bucket, at the end */
+    bits = bits < 32 - used ? bits : 32 - used;
+#define DIGIT(x) ((size_t)((x) << used >> (64 - bits)))
+    size_t buckets = (size_t)1 << bits;
+    uint32_t next[256], end[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        end[DIGIT(v[i])]++;
+    for (size_t b = 0, sum = 0; b < buckets; b++) {
+        next[b] = (uint32_t)sum; /* the first entry of bucket b not yet in place */
+        sum += end[b];
+        end[b] = (uint32_t)sum;
+    }
+    for (size_t b = 0; b < buckets; b++) {
+        while (next[b] < end[b]) { /* each step puts one entry in its bucket for good */
+            uint64_t x = v[next[b]];
+            size_t d = DIGIT(x);
+            v[next[b]] = v[next[d]];
+            v[next[d]++] = x;
+        }
+    }
+#undef DIGIT
+    for (size_t b = 0, start = 0; b < buckets; start = end[b++])
+        sort_uids(l, v + start, end[b] - start, used + bits);
+}
+
+/* Kubernetes' shared set of rows 6 and 7, by sorting: returns a bitmap (in the error list's
+ * scratch) with bit k set for every non-empty UID at position k that equals an earlier one, or
+ * NULL when there can be none. Sets e->oom when memory ran out. */
+static const uint8_t *duplicate_uids(const jg_str_list *const l[2], struct jg_errors *e) {
+    size_t total = l[0]->n + l[1]->n, m = 0;
+    for (size_t k = 0; k < total; k++)
+        m += uid_at(l, k).n > 0;
+    if (m < 2) return NULL;
+    size_t bytes = (total + 63) / 64 * 8; /* keeps the entries after it aligned */
+    jg_buf *d = &e->scratch;
+    jg_buf_reset(d);
+    if (total > UINT32_MAX || !jg_buf_reserve(d, bytes + m * sizeof(uint64_t))) {
+        e->oom = true; /* more UIDs than positions: beyond any body the decoder accepts */
+        return NULL;
+    }
+    uint8_t *dup = (uint8_t *)d->data;
+    memset(dup, 0, bytes);
+    uint64_t *v = (uint64_t *)(void *)(dup + bytes);
+    for (size_t k = 0, j = 0; k < total; k++) {
+        jg_str uid = uid_at(l, k);
+        if (uid.n > 0) v[j++] = (uint64_t)uid_hash(uid) << 32 | k;
+    }
+    sort_uids(l, v, m, 0);
+    for (size_t i = 1; i < m; i++) {
+        uint32_t k = (uint32_t)v[i];
+        if (v[i] >> 32 == v[i - 1] >> 32 && jg_str_eq(uid_at(l, k), uid_at(l, (uint32_t)v[i - 1])))
+            dup[k / 8] |= (uint8_t)(1u << (k % 8));
+    }
+    return dup;
+}
+
 /* Rows 6 and 7 in one pass: succeeded then failed, one shared set; empty wins over duplicate. */
 static void check_uncounted(const struct jg_status_ctx *c, struct jg_errors *e) {
     const struct jg_job_status *s = c->new_;
     if (!s->uncounted_set) return;
     const jg_str_list *lists[2] = {&s->uncounted_succeeded, &s->uncounted_failed};
     const char *names[2] = {"succeeded", "failed"};
-    for (int l = 0; l < 2; l++) {
-        for (size_t i = 0; i < lists[l]->n; i++) {
-            jg_str uid = lists[l]->items[i];
-            char field[96];
-            snprintf(field, sizeof field, "status.uncountedTerminatedPods.%s[%zu]", names[l], i);
-            if (uid.n == 0) {
-                /* types.UID is a named type: JSON rendering (§2.6) */
-                jg_err_invalid_jsonstr(e, JG_R_UNCOUNTED_EMPTY, field, (jg_opt_str){true, uid},
-                                       "must not be empty");
-                continue;
-            }
-            /* Seen earlier? Linear scan of everything before it: lists are bounded by the body
-             * size and are empty in practice except for transient controller bookkeeping. */
-            bool dup = false;
-            for (int pl = 0; pl <= l && !dup; pl++) {
-                size_t end = pl == l ? i : lists[pl]->n;
-                for (size_t j = 0; j < end && !dup; j++)
-                    dup = jg_str_eq(lists[pl]->items[j], uid);
-            }
-            if (dup) jg_err_duplicate_json(e, JG_R_UNCOUNTED_DUPLICATE, field, uid);
-        }
+    const uint8_t *dup = duplicate_uids(lists, e);
+    if (e->oom) return;
+    for (size_t k = 0; k < lists[0]->n + lists[1]->n; k++) {
+        int l = k >= lists[0]->n;
+        size_t i = l ? k - lists[0]->n : k;
+        jg_str uid = lists[l]->items[i];
+        bool empty = uid.n == 0, repeated = dup && (dup[k / 8] >> (k % 8) & 1);
+        if (!empty && !repeated) continue;
+        char field[96];
+        snprintf(field, sizeof field, "status.uncountedTerminatedPods.%s[%zu]", names[l], i);
+        if (empty) /* types.UID is a named type: JSON rendering (§2.6) */
+            jg_err_invalid_jsonstr(e, JG_R_UNCOUNTED_EMPTY, field, (jg_opt_str){true, uid},
+                                   "must not be empty");
+        else
+            jg_err_duplicate_json(e, JG_R_UNCOUNTED_DUPLICATE, field, uid);
     }
 }
 

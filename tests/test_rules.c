@@ -60,6 +60,14 @@ static const char *run(void) {
     return fired((struct jg_config)JG_CONFIG_DEFAULT);
 }
 
+/* Cause i as "<field>: <body>". */
+static const char *cause_line(const struct jg_errors *e, size_t i) {
+    static char line[256];
+    jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
+    snprintf(line, sizeof line, "%.*s: %.*s", (int)f.n, f.p, (int)b.n, b.p);
+    return line;
+}
+
 /* A complete, valid finished state (SCM + Complete + completionTime, active 0). */
 static void complete(struct jg_job_status *s) {
     set_cond(s, JG_COND_SUCCESS_CRITERIA_MET);
@@ -98,6 +106,87 @@ START_TEST(uncounted_always) {
     NEW->uncounted_succeeded = OLD->uncounted_succeeded = (jg_str_list){true, 2, s_items};
     NEW->uncounted_failed = OLD->uncounted_failed = (jg_str_list){true, 1, f_items};
     ck_assert_str_eq(run(), "ALWAYS-UncountedEmpty,ALWAYS-UncountedDup");
+}
+END_TEST
+
+/* Rows 6 and 7 against a plain quadratic reference of Kubernetes' shared set, on random lists
+ * full of repeats, prefixes of each other and empty UIDs: the same causes in the same order. */
+START_TEST(uncounted_duplicates_match_a_set) {
+    static const char *const pool[] = {
+        "",   "a",   "b",   "aa",  "ab",
+        "ba", "abc", "abd", "a b", "0123456789abcdef0123456789abcdef0123"};
+    const size_t npool = sizeof pool / sizeof pool[0];
+    uint32_t rng = 2463534242u;
+    for (int trial = 0; trial < 400; trial++) {
+        base();
+        jg_str items[2][48];
+        size_t n[2];
+        for (int l = 0; l < 2; l++) {
+            rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+            n[l] = rng % 48;
+            for (size_t i = 0; i < n[l]; i++) {
+                rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+                items[l][i] = S(pool[rng % (trial < 200 ? npool : 3)]); /* then mostly repeats */
+            }
+        }
+        NEW->uncounted_set = true;
+        NEW->uncounted_succeeded = (jg_str_list){true, n[0], items[0]};
+        NEW->uncounted_failed = (jg_str_list){true, n[1], items[1]};
+
+        struct jg_config cfg = JG_CONFIG_DEFAULT;
+        struct jg_errors e;
+        jg_errors_init(&e);
+        jg_validate(&req, &cfg, &e);
+        size_t k = 0;
+        for (int l = 0; l < 2; l++) {
+            for (size_t i = 0; i < n[l]; i++) {
+                char want[160];
+                bool seen = false;
+                for (int pl = 0; pl <= l && !seen; pl++)
+                    for (size_t j = 0; j < (pl == l ? i : n[pl]) && !seen; j++)
+                        seen = items[l][i].n && jg_str_eq(items[pl][j], items[l][i]);
+                if (items[l][i].n == 0)
+                    snprintf(want, sizeof want,
+                             "status.uncountedTerminatedPods.%s[%zu]: Invalid "
+                             "value: \"\": must not be empty",
+                             l ? "failed" : "succeeded", i);
+                else if (seen)
+                    snprintf(want, sizeof want,
+                             "status.uncountedTerminatedPods.%s[%zu]: Duplicate value: \"%s\"",
+                             l ? "failed" : "succeeded", i, items[l][i].p);
+                else
+                    continue;
+                ck_assert_uint_lt(k, e.n);
+                ck_assert_str_eq(cause_line(&e, k), want);
+                k++;
+            }
+        }
+        ck_assert_uint_eq(k, e.n);
+        jg_errors_free(&e);
+    }
+}
+END_TEST
+
+/* uid-00014e03 and uid-00069723 share the 32-bit key the duplicate search sorts by (found by
+ * search): equal keys must still be told apart by their bytes. */
+START_TEST(uncounted_colliding_keys) {
+    base();
+    jg_str s_items[] = {S("uid-00014e03"), S("uid-00069723"), S("uid-00014e04")};
+    jg_str f_items[] = {S("uid-00069723"), S("uid-00014e03")};
+    NEW->uncounted_set = true;
+    NEW->uncounted_succeeded = (jg_str_list){true, 3, s_items};
+    NEW->uncounted_failed = (jg_str_list){true, 2, f_items};
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_errors e;
+    jg_errors_init(&e);
+    jg_validate(&req, &cfg, &e);
+    ck_assert_uint_eq(e.n, 2);
+    const char *want[] = {
+        "status.uncountedTerminatedPods.failed[0]: Duplicate value: \"uid-00069723\"",
+        "status.uncountedTerminatedPods.failed[1]: Duplicate value: \"uid-00014e03\""};
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_str_eq(cause_line(&e, i), want[i]);
+    jg_errors_free(&e);
 }
 END_TEST
 
@@ -364,6 +453,8 @@ int main(void) {
     tcase_add_test(tc, baseline_allows);
     tcase_add_test(tc, non_negative_always);
     tcase_add_test(tc, uncounted_always);
+    tcase_add_test(tc, uncounted_duplicates_match_a_set);
+    tcase_add_test(tc, uncounted_colliding_keys);
     tcase_add_test(tc, complete_with_failed_gate);
     tcase_add_test(tc, completion_time_rules);
     tcase_add_test(tc, failed_without_failure_target_gate);
