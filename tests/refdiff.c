@@ -8,7 +8,9 @@
  *  - a number beyond int64 (or beyond double) becomes an in-range stand-in of the same kind;
  *    the reference quotes the original text where it reports it out of the int32 range.
  * Nesting: jansson counts scalars toward its 2048 levels, the scanner only objects and arrays;
- * a document exactly 2048 containers deep is accepted by one and refused by the other. */
+ * a document exactly 2048 containers deep is accepted by one and refused by the other.
+ * A raw NUL byte right after a number or literal is invalid JSON that jansson 2.14 skips: such
+ * input is not given to jansson, and the scanner must refuse it. */
 #include "refdiff.h"
 
 #include "jobguard/admit.h"
@@ -94,8 +96,8 @@ static char choose_marker(const char *body, size_t len) {
 static bool mark_repeat(struct doc *d, size_t end, char marker) {
     size_t start;
     if (!marker || !token_start(d, end, &start)) return false;
-    char esc[8];
-    snprintf(esc, sizeof esc, "\\u%04x", (unsigned)marker);
+    char esc[16];
+    snprintf(esc, sizeof esc, "\\u%04x", (unsigned)(unsigned char)marker);
     splice(d, start + 1, 0, esc, 6);
     return true;
 }
@@ -166,6 +168,26 @@ static size_t container_depth(const char *p, size_t n) {
         }
     }
     return max;
+}
+
+/* A raw NUL byte outside strings right after a number or literal: invalid JSON, but jansson
+ * 2.14 drops it (its one-byte pushback treats NUL as "empty" once the byte is pushed back). */
+static bool nul_after_token(const char *p, size_t n) {
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        if (in_str) {
+            if (p[i] == '\\')
+                i++;
+            else if (p[i] == '"')
+                in_str = false;
+        } else if (p[i] == '"') {
+            in_str = true;
+        } else if (p[i] == '\0' && i > 0 && p[i - 1] &&
+                   strchr("0123456789.eE+-aelnrstu", p[i - 1])) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ---- view comparison ---- */
@@ -289,6 +311,14 @@ static void compare(const char *body, size_t len, const struct jg_config *cfg, c
     jg_admit(body, len, cfg, &direct, NULL); /* the split path is jg_admit's own */
     if (direct.len != s_resp.len || memcmp(direct.data, s_resp.data, direct.len) != 0) {
         differ(out, "jg_admit and decode+jg_admit_review answer differently");
+        goto done_s;
+    }
+    if (nul_after_token(body, len)) { /* jansson is not asked: the scanner must refuse */
+        out->exceptions |= RD_EX_NUL_BYTE;
+        if (sc == S_SYNTAX)
+            out->kind = RD_BOTH_INVALID;
+        else
+            differ(out, "a raw NUL byte outside strings, yet the scanner did not refuse it");
         goto done_s;
     }
 

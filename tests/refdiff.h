@@ -23,6 +23,7 @@ enum refdiff_kind {
 #define RD_EX_NUL_KEY 2u   /* jansson refuses \u0000 in keys: it was rewritten \u001f for it */
 #define RD_EX_BIGNUM 4u    /* jansson refuses numbers beyond int64/double: a stand-in for it */
 #define RD_EX_DEPTH 8u     /* jansson counts scalars in its 2048-level limit, the scanner not */
+#define RD_EX_NUL_BYTE 16u /* a raw NUL after a number or literal: jansson skips it (not asked) */
 
 struct refdiff {
     enum refdiff_kind kind;
