@@ -125,7 +125,9 @@ static bool rewrite_number(struct doc *d, size_t end, const char *body, size_t l
         start--;
         real |= strchr(".eE", d->p[start]) != NULL;
     }
-    if (start == end) return false;
+    /* a stand-in must not merge with what follows (jansson stopped there: invalid JSON) */
+    if (start == end || (end < d->n && strchr("0123456789+-.eE", d->p[end]) && d->p[end]))
+        return false;
     if (real) {
         splice(d, start, end - start, "0.5", 3);
         return true;

@@ -176,6 +176,9 @@ START_TEST(big_numbers) {
     expect_r("\"uid\":\"a\",", "{\"spec\":{\"parallelism\":-1e999}}", RD_SAME_REFUSAL, RD_EX_BIGNUM,
              JG_VERDICT_BAD_REQUEST,
              "request.object.spec.parallelism: must be an integer (int32), got a non-integer");
+    /* followed by what cannot follow a number: invalid for both */
+    expect_r("\"uid\":\"a\",\"x\":1E31350000000e01,", "{}", RD_BOTH_INVALID, 0,
+             JG_VERDICT_BAD_REQUEST, "invalid JSON");
     /* within int64: no exception */
     expect_r("\"uid\":\"a\",", "{\"spec\":{\"completions\":-9223372036854775808}}", RD_SAME_REFUSAL,
              0, JG_VERDICT_BAD_REQUEST, "-9223372036854775808 is outside");
