@@ -117,6 +117,34 @@ static bool rewrite_nul_key(struct doc *d, size_t end) {
     return any;
 }
 
+/* Whether p[0..n) is exactly one JSON number. */
+static bool json_number(const char *p, size_t n) {
+    size_t i = 0;
+    if (i < n && p[i] == '-') i++;
+    if (i < n && p[i] == '0')
+        i++;
+    else if (i < n && p[i] >= '1' && p[i] <= '9')
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            i++;
+    else
+        return false;
+    if (i < n && p[i] == '.') {
+        size_t d = ++i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            i++;
+        if (i == d) return false;
+    }
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        if (i < n && (p[i] == '+' || p[i] == '-')) i++;
+        size_t d = i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            i++;
+        if (i == d) return false;
+    }
+    return i == n;
+}
+
 static bool rewrite_number(struct doc *d, size_t end, const char *body, size_t len,
                            struct ref_bignum *bigs, size_t *n_bigs, size_t cap) {
     size_t start = end;
@@ -125,8 +153,10 @@ static bool rewrite_number(struct doc *d, size_t end, const char *body, size_t l
         start--;
         real |= strchr(".eE", d->p[start]) != NULL;
     }
-    /* a stand-in must not merge with what follows (jansson stopped there: invalid JSON) */
-    if (start == end || (end < d->n && strchr("0123456789+-.eE", d->p[end]) && d->p[end]))
+    /* Only a whole number token is replaced: when number characters are glued to it on either
+     * side the input is invalid JSON anyway, and a stand-in must not make it valid. */
+    if (!json_number(d->p + start, end - start) ||
+        (end < d->n && strchr("0123456789+-.eE", d->p[end]) && d->p[end]))
         return false;
     if (real) {
         splice(d, start, end - start, "0.5", 3);

@@ -179,6 +179,7 @@ START_TEST(big_numbers) {
     /* followed by what cannot follow a number: invalid for both */
     expect_r("\"uid\":\"a\",\"x\":1E31350000000e01,", "{}", RD_BOTH_INVALID, 0,
              JG_VERDICT_BAD_REQUEST, "invalid JSON");
+    expect_s("1-1e400", RD_BOTH_INVALID, 0, JG_VERDICT_BAD_REQUEST, "invalid JSON");
     /* within int64: no exception */
     expect_r("\"uid\":\"a\",", "{\"spec\":{\"completions\":-9223372036854775808}}", RD_SAME_REFUSAL,
              0, JG_VERDICT_BAD_REQUEST, "-9223372036854775808 is outside");
