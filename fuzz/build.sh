@@ -20,8 +20,11 @@ flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 jansson=$(pkg-config --cflags --libs jansson)
 
-for t in fuzz_admit fuzz_indexes fuzz_managedby; do
+for t in fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode; do
+    extra=""
+    # the differential target shares the reference decoder and comparator with tests/
+    [ $t = fuzz_refdecode ] && extra="-I$root/tests $root/tests/refdecode.c $root/tests/refdiff.c"
     # shellcheck disable=SC2086
-    $CC $flags -o "$out/$t" "$here/$t.c" $engine $jansson
+    $CC $flags -o "$out/$t" "$here/$t.c" $extra $engine $jansson
     echo "built $out/$t"
 done

@@ -13,7 +13,7 @@ root=$(dirname "$here")
 out=$(cd "$1" && pwd)
 secs=$2
 shift 2
-targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby}
+targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobguard-fuzz.XXXXXX")
 passed=0
@@ -28,7 +28,7 @@ for t in $targets; do
     fi
     dict=
     case $t in
-    fuzz_admit) dict=$here/admit.dict ;;
+    fuzz_admit | fuzz_refdecode) dict=$here/admit.dict ;;
     fuzz_indexes) dict=$here/indexes.dict ;;
     fuzz_managedby) dict=$here/managedby.dict ;;
     esac
@@ -48,11 +48,13 @@ for t in $targets; do
         fi
     fi
 
-    # 2. Fuzz a copy of the seeds (plus every test case's review for fuzz_admit).
+    # 2. Fuzz a copy of the seeds (plus every test case's review for the review targets).
     corpus=$work/$t.corpus
     mkdir -p "$corpus" "$work/$t.artifacts"
-    cp "$here/seeds/$t"/* "$corpus"/ 2>/dev/null
-    if [ "$t" = fuzz_admit ]; then
+    seeds=$t
+    [ "$t" = fuzz_refdecode ] && seeds=fuzz_admit # the same input: an AdmissionReview body
+    cp "$here/seeds/$seeds"/* "$corpus"/ 2>/dev/null
+    if [ "$t" = fuzz_admit ] || [ "$t" = fuzz_refdecode ]; then
         for r in "$root"/tests/cases/*/review.json; do
             cp "$r" "$corpus/case-$(basename "$(dirname "$r")")"
         done

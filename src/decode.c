@@ -996,6 +996,13 @@ static bool needs_objects(const struct jg_request *q) {
     return false;
 }
 
+/* Whether object (idx 0) or oldObject (1) is decoded: for a Job/CronJob CREATE/UPDATE
+ * (oldObject: UPDATE only), whatever the subresource, so that member order never matters. */
+static bool decodes_object(const struct jg_request *q, int idx) {
+    if (q->target == JG_TARGET_OTHER) return false;
+    return q->operation == JG_OP_UPDATE || (idx == 0 && q->operation == JG_OP_CREATE);
+}
+
 struct request_ctx {
     struct jg_request *q;
     jg_opt_str uid, operation, group, resource, version, kgroup, kkind;
@@ -1052,19 +1059,18 @@ static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int
         c->deferred[idx] = sc->p;
         return skip_value(sc);
     }
-    /* Decoded for every Job/CronJob CREATE/UPDATE: subResource may still follow. */
-    bool job = q->target != JG_TARGET_OTHER;
-    if (!job || (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE))
-        return skip_value(sc);
+    if (!decodes_object(q, idx)) return skip_value(sc);
     if (*sc->p != '{')
         return fail(sc->err, "%s: must be an object, got %s", paths[idx], type_name(sc));
     return rd_job(sc, paths[idx], q->target, idx ? &q->old_object : &q->object);
 }
 
-static void try_route(struct request_ctx *c) {
+static void try_route(struct request_ctx *c, bool final) {
     /* kube-apiserver writes uid, kind, resource, subResource, ..., operation before object, so
-     * in practice the objects are decoded in the same pass. */
+     * in practice the objects are decoded in the same pass. A non-empty request.resource
+     * decides alone; request.kind only once the whole request is read (a resource may follow). */
     if (c->routed || !c->operation.set || !(c->has_resource || c->has_kind)) return;
+    if (!final && !(c->has_resource && c->resource.s.n)) return;
     struct jg_request *q = c->q;
     q->target =
         route(c->group.s, c->has_resource ? c->resource.s : (jg_str){0}, c->kgroup.s, c->kkind.s);
@@ -1097,7 +1103,7 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
             return fail(sc->err,
                         "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
                         (int)(c->operation.s.n > 32 ? 32 : c->operation.s.n), c->operation.s.p);
-        try_route(c);
+        try_route(c, false);
         return JG_DECODE_OK;
     case RQ_RESOURCE:
     case RQ_KIND: {
@@ -1105,7 +1111,7 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         const char *path = res ? "request.resource" : "request.kind";
         TRY(rd_object(sc, "request", res ? "resource" : "kind", &a, &present));
         if (!present) return JG_DECODE_OK;
-        jg_opt_str version;
+        jg_opt_str version = {0};
         static const char *const rnames[] = {"group", "version", "resource"};
         static const char *const knames[] = {"group", "version", "kind"};
         struct gvr_ctx g = {
@@ -1121,7 +1127,7 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         } else {
             c->has_kind = true;
         }
-        try_route(c);
+        try_route(c, false);
         return JG_DECODE_OK;
     }
     case RQ_SUBRESOURCE:
@@ -1200,12 +1206,11 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r) {
         if (jg_str_eq_lit(c->kkind.s, "CronJob")) q->resource = (jg_str){"cronjobs", 8};
         q->group = c->kgroup.s;
     }
-    try_route(c);
-    if (!needs_objects(q)) return JG_DECODE_OK;
+    try_route(c, true);
     static const char *const paths[] = {"request.object", "request.oldObject"};
     for (int i = 0; i < 2; i++) {
-        if (i == 1 && q->operation != JG_OP_UPDATE) break;
-        if (!c->seen_object[i])
+        if (!decodes_object(q, i)) continue;
+        if (!c->seen_object[i] && needs_objects(q))
             return i == 0 ? fail(err, "request.object: required for %s",
                                  jg_operation_name(q->operation))
                           : fail(err, "request.oldObject: required for UPDATE");
