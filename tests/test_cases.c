@@ -41,19 +41,6 @@ static void discover(void) {
     qsort(names, (size_t)ncases, sizeof *names, cmp_names);
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* args: "--parity 1.36" and/or "--disable-rule ID" tokens. */
 static void read_args(const char *dir, struct jg_config *cfg) {
     char p[4200];

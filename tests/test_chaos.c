@@ -154,20 +154,12 @@ static void assert_no_leak(const char *what, long n, const char *mode) {
 
 static const char *cases_dir = "tests/cases";
 
-/* Read with libc before the hooks are installed; freed with libc after. */
-static char *slurp(const char *name, size_t *len) {
+/* A case's review, read with libc before the hooks are installed; freed with libc after. */
+static char *read_case(const char *name, size_t *len) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/review.json", cases_dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
+    char *buf = slurp(path, len);
+    ck_assert_msg(buf != NULL, "cannot read %s", path);
     return buf;
 }
 
@@ -209,7 +201,7 @@ static const struct review_case reviews[] = {
 #define N_REVIEWS ((int)(sizeof reviews / sizeof reviews[0]))
 
 static char *load_review(const struct review_case *c, size_t *len) {
-    char *s = slurp(c->name, len);
+    char *s = read_case(c->name, len);
     if (c->edit == WRONG_TYPE) s = edit(s, len, "\"completions\": 5", "\"completions\": \"5\"");
     if (c->edit == TRUNCATED) *len = *len * 3 / 5;
     return s;
@@ -396,7 +388,7 @@ static char *extract(const char *review, size_t len, const char *member, size_t 
 START_TEST(test_objects_chaos) {
     const struct objects_case *c = &objects_cases[_i];
     size_t len;
-    char *review = slurp(c->name, &len);
+    char *review = read_case(c->name, &len);
     struct objects in = {NULL, NULL, 0, 0, c->sub_resource};
     in.new_json = extract(review, len, "object", &in.new_len);
     if (c->update) in.old_json = extract(review, len, "oldObject", &in.old_len);

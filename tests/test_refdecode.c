@@ -45,19 +45,6 @@ static void add_dir(const char *dir, bool review) {
     closedir(d);
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static struct refdiff run(const char *body, size_t len, enum jg_parity parity) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     cfg.parity = parity;
