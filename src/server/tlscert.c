@@ -200,28 +200,24 @@ static void ku_list(uint32_t ku, char *buf, size_t n) {
 
 /* Key types Go's crypto/tls client accepts from a server (anything else fails its handshake). */
 static bool check_key_type(EVP_PKEY *k, char *err, size_t n) {
-    char curve[64] = "";
-    switch (EVP_PKEY_get_base_id(k)) {
-    case EVP_PKEY_RSA:
-    case EVP_PKEY_ED25519:
-        return true;
-    case EVP_PKEY_EC:
+    char curve[64] = "", what[96];
+    int id = EVP_PKEY_get_base_id(k);
+    if (id == EVP_PKEY_RSA || id == EVP_PKEY_ED25519) return true;
+    if (id == EVP_PKEY_EC) {
         if (EVP_PKEY_get_group_name(k, curve, sizeof curve, NULL) == 1 &&
             (strcmp(curve, "prime256v1") == 0 || strcmp(curve, "secp384r1") == 0 ||
              strcmp(curve, "secp521r1") == 0))
             return true;
-        fmt(err, n,
-            "certificate %s: its ECDSA key on curve %s cannot serve Go TLS clients such as "
-            "kube-apiserver (RSA, ECDSA P-256/P-384/P-521 or Ed25519 keys only)",
-            g_set.cert_file, curve[0] ? curve : "(unnamed)");
-        return false;
-    default:
-        fmt(err, n,
-            "certificate %s: its %s key cannot serve Go TLS clients such as kube-apiserver (RSA, "
-            "ECDSA P-256/P-384/P-521 or Ed25519 keys only)",
-            g_set.cert_file, EVP_PKEY_get0_type_name(k) ? EVP_PKEY_get0_type_name(k) : "unknown");
-        return false;
+        snprintf(what, sizeof what, "ECDSA key on curve %s", curve[0] ? curve : "(unnamed)");
+    } else {
+        const char *name = EVP_PKEY_get0_type_name(k);
+        snprintf(what, sizeof what, "%s key", name ? name : "unknown");
     }
+    fmt(err, n,
+        "certificate %s: its %s cannot serve Go TLS clients such as kube-apiserver (RSA, ECDSA "
+        "P-256/P-384/P-521 or Ed25519 keys only)",
+        g_set.cert_file, what);
+    return false;
 }
 
 /* Certificate i is inside its validity window; *not_yet: its notBefore when it is in the future. */
