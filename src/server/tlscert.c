@@ -322,7 +322,12 @@ static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p,
             g_set.cert_file);
         goto out;
     }
-    if (!sk_X509_push(chain, x) || !X509_up_ref(x)) {
+    if (!X509_up_ref(x)) {
+        fmt(err, n, "out of memory");
+        goto out;
+    }
+    if (!sk_X509_push(chain, x)) {
+        X509_free(x);
         fmt(err, n, "out of memory");
         goto out;
     }
