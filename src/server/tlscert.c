@@ -50,6 +50,9 @@ static struct file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
 static bool g_retry; /* the last load could not read a file: try again even if unchanged */
+/* The last load was refused only because a certificate is not valid yet: its notBefore (Unix
+ * time, 0: none). The same files are tried again once it has passed. Watcher thread only. */
+static int64_t g_retry_at;
 
 static pthread_t g_thread;
 static bool g_thread_running;
@@ -119,16 +122,185 @@ static void san_list(X509 *x, char *buf, size_t n) {
     GENERAL_NAMES_free(names);
 }
 
-/* OpenSSL: every check a pair must pass before it is served. Fills validity, serial, subject. */
-static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p, char *err,
-                          size_t n) {
+/* "the leaf" or "intermediate N (/CN=...)": which certificate of tls.crt a message is about. */
+static const char *cert_label(X509 *x, int i, char *buf, size_t n) {
+    if (i == 0) return "the leaf";
+    char subj[200];
+    X509_NAME_oneline(X509_get_subject_name(x), subj, sizeof subj);
+    snprintf(buf, n, "intermediate %d (%s)", i, subj);
+    return buf;
+}
+
+/* "clientAuth, codeSigning" (names OpenSSL knows, dotted OIDs otherwise); *server: the list
+ * allows TLS server authentication, as Go's x509.Verify requires (serverAuth or
+ * anyExtendedKeyUsage). */
+static void eku_list(const EXTENDED_KEY_USAGE *eku, char *buf, size_t n, bool *server) {
+    size_t used = 0;
+    buf[0] = '\0';
+    *server = false;
+    for (int i = 0; i < sk_ASN1_OBJECT_num(eku); i++) {
+        const ASN1_OBJECT *o = sk_ASN1_OBJECT_value(eku, i);
+        int nid = OBJ_obj2nid(o);
+        if (nid == NID_server_auth || nid == NID_anyExtendedKeyUsage) *server = true;
+        char oid[80];
+        if (nid != NID_undef)
+            snprintf(oid, sizeof oid, "%s", OBJ_nid2sn(nid));
+        else
+            OBJ_obj2txt(oid, sizeof oid, o, 1);
+        int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", oid);
+        if (w < 0 || (size_t)w >= n - used) break;
+        used += (size_t)w;
+    }
+}
+
+/* The extended key usage of certificate i allows a TLS server (or there is none). */
+static bool check_eku(X509 *x, int i, char *err, size_t n) {
+    if (X509_get_ext_by_NID(x, NID_ext_key_usage, -1) < 0) return true;
+    char label[256], list[256];
+    EXTENDED_KEY_USAGE *eku = X509_get_ext_d2i(x, NID_ext_key_usage, NULL, NULL);
+    if (!eku) {
+        fmt(err, n, "certificate %s: the extended key usage of %s cannot be parsed",
+            g_set.cert_file, cert_label(x, i, label, sizeof label));
+        return false;
+    }
+    bool server;
+    eku_list(eku, list, sizeof list, &server);
+    EXTENDED_KEY_USAGE_free(eku);
+    if (server) return true;
+    fmt(err, n,
+        "certificate %s: %s has extended key usage %s without serverAuth: Go TLS clients such "
+        "as kube-apiserver refuse the chain",
+        g_set.cert_file, cert_label(x, i, label, sizeof label), list);
+    return false;
+}
+
+/* "keyEncipherment, keyAgreement": the keyUsage bits set (X509_get_key_usage flags). */
+static void ku_list(uint32_t ku, char *buf, size_t n) {
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {{KU_DIGITAL_SIGNATURE, "digitalSignature"},
+                 {KU_NON_REPUDIATION, "nonRepudiation"},
+                 {KU_KEY_ENCIPHERMENT, "keyEncipherment"},
+                 {KU_DATA_ENCIPHERMENT, "dataEncipherment"},
+                 {KU_KEY_AGREEMENT, "keyAgreement"},
+                 {KU_KEY_CERT_SIGN, "keyCertSign"},
+                 {KU_CRL_SIGN, "cRLSign"},
+                 {KU_ENCIPHER_ONLY, "encipherOnly"},
+                 {KU_DECIPHER_ONLY, "decipherOnly"}};
+    size_t used = 0;
+    snprintf(buf, n, "none");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(ku & names[i].bit)) continue;
+        int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", names[i].name);
+        if (w < 0 || (size_t)w >= n - used) break;
+        used += (size_t)w;
+    }
+}
+
+/* Key types Go's crypto/tls client accepts from a server (anything else fails its handshake). */
+static bool check_key_type(EVP_PKEY *k, char *err, size_t n) {
+    char curve[64] = "", what[96];
+    int id = EVP_PKEY_get_base_id(k);
+    if (id == EVP_PKEY_RSA || id == EVP_PKEY_ED25519) return true;
+    if (id == EVP_PKEY_EC) {
+        if (EVP_PKEY_get_group_name(k, curve, sizeof curve, NULL) == 1 &&
+            (strcmp(curve, "prime256v1") == 0 || strcmp(curve, "secp384r1") == 0 ||
+             strcmp(curve, "secp521r1") == 0))
+            return true;
+        snprintf(what, sizeof what, "ECDSA key on curve %s", curve[0] ? curve : "(unnamed)");
+    } else {
+        const char *name = EVP_PKEY_get0_type_name(k);
+        snprintf(what, sizeof what, "%s key", name ? name : "unknown");
+    }
+    fmt(err, n,
+        "certificate %s: its %s cannot serve Go TLS clients such as kube-apiserver (RSA, ECDSA "
+        "P-256/P-384/P-521 or Ed25519 keys only)",
+        g_set.cert_file, what);
+    return false;
+}
+
+/* Certificate i is inside its validity window; *not_yet: its notBefore when it is in the future. */
+static bool check_dates(X509 *x, int i, int64_t *not_yet, char *err, size_t n) {
+    char when[32], label[256];
+    if (X509_cmp_current_time(X509_get0_notBefore(x)) >= 0) {
+        *not_yet = asn1_to_unix(X509_get0_notBefore(x));
+        put_utc(when, sizeof when, *not_yet);
+        if (i == 0)
+            fmt(err, n, "certificate %s is not valid yet: notBefore %s", g_set.cert_file, when);
+        else
+            fmt(err, n, "certificate %s: %s is not valid yet: notBefore %s", g_set.cert_file,
+                cert_label(x, i, label, sizeof label), when);
+        return false;
+    }
+    if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0) {
+        put_utc(when, sizeof when, asn1_to_unix(X509_get0_notAfter(x)));
+        if (i == 0)
+            fmt(err, n, "certificate %s has expired: notAfter %s", g_set.cert_file, when);
+        else
+            fmt(err, n, "certificate %s: %s has expired: notAfter %s", g_set.cert_file,
+                cert_label(x, i, label, sizeof label), when);
+        return false;
+    }
+    return true;
+}
+
+/* Certificate i of the chain as Go's x509.Verify sees it: no SHA-1/MD5 signature (a self-signed
+ * one's is never checked), and an intermediate is a CA allowed to sign the one before it. */
+static bool check_chain_link(STACK_OF(X509) * chain, int i, char *err, size_t n) {
+    X509 *x = sk_X509_value(chain, i);
+    char label[256], plabel[256];
+    int mdnid = NID_undef, pknid = NID_undef;
+    if (X509_self_signed(x, 0) != 1 &&
+        OBJ_find_sigid_algs(X509_get_signature_nid(x), &mdnid, &pknid) == 1 &&
+        (mdnid == NID_sha1 || mdnid == NID_md5 || mdnid == NID_md5_sha1)) {
+        fmt(err, n,
+            "certificate %s: %s is signed with %s: Go TLS clients such as kube-apiserver refuse "
+            "SHA-1 and MD5 signatures",
+            g_set.cert_file, cert_label(x, i, label, sizeof label),
+            OBJ_nid2ln(X509_get_signature_nid(x)));
+        return false;
+    }
+    if (i == 0) return true;
+    X509 *child = sk_X509_value(chain, i - 1);
+    cert_label(x, i, label, sizeof label);
+    if (!(X509_get_extension_flags(x) & EXFLAG_CA)) {
+        fmt(err, n,
+            "certificate %s: %s is not a CA (no basicConstraints CA:TRUE), so it cannot sign %s",
+            g_set.cert_file, label, cert_label(child, i - 1, plabel, sizeof plabel));
+        return false;
+    }
+    if (!(X509_get_key_usage(x) & KU_KEY_CERT_SIGN)) {
+        fmt(err, n, "certificate %s: %s has a key usage without keyCertSign, so it cannot sign %s",
+            g_set.cert_file, label, cert_label(child, i - 1, plabel, sizeof plabel));
+        return false;
+    }
+    /* a chain out of order is GnuTLS's to report (below); same name, other key is ours */
+    if (X509_NAME_cmp(X509_get_subject_name(x), X509_get_issuer_name(child)) == 0 &&
+        X509_verify(child, X509_get0_pubkey(x)) != 1) {
+        ERR_clear_error();
+        fmt(err, n, "certificate %s: %s is not signed by %s, the next certificate in the file",
+            g_set.cert_file, cert_label(child, i - 1, plabel, sizeof plabel), label);
+        return false;
+    }
+    return true;
+}
+
+/* OpenSSL: every check a pair must pass before it is served, including what kube-apiserver's
+ * Go TLS client requires of the served chain (it would otherwise only show as failed calls).
+ * Fills validity, serial, subject; *not_yet: the notBefore of a certificate refused only for
+ * being not valid yet (0 otherwise). */
+static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p, int64_t *not_yet,
+                          char *err, size_t n) {
     char why[256];
     bool ok = false;
     X509 *x = NULL;
     EVP_PKEY *k = NULL;
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    *not_yet = 0;
     BIO *cb = BIO_new_mem_buf(cert->data, (int)cert->len);
     BIO *kb = BIO_new_mem_buf(key->data, (int)key->len);
-    if (!cb || !kb) {
+    if (!cb || !kb || !chain) {
         fmt(err, n, "out of memory");
         goto out;
     }
@@ -150,27 +322,71 @@ static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p,
             g_set.cert_file);
         goto out;
     }
-    p->not_before = asn1_to_unix(X509_get0_notBefore(x));
-    p->not_after = asn1_to_unix(X509_get0_notAfter(x));
-    char when[32];
-    if (X509_cmp_current_time(X509_get0_notBefore(x)) >= 0) {
-        put_utc(when, sizeof when, p->not_before);
-        fmt(err, n, "certificate %s is not valid yet: notBefore %s", g_set.cert_file, when);
+    if (!X509_up_ref(x)) {
+        fmt(err, n, "out of memory");
         goto out;
     }
-    if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0) {
-        put_utc(when, sizeof when, p->not_after);
-        fmt(err, n, "certificate %s has expired: notAfter %s", g_set.cert_file, when);
+    if (!sk_X509_push(chain, x)) {
+        X509_free(x);
+        fmt(err, n, "out of memory");
+        goto out;
+    }
+    for (X509 *y; sk_X509_num(chain) <= JG_TLS_MAX_CHAIN &&
+                  (y = PEM_read_bio_X509(cb, NULL, NULL, NULL)) != NULL;) {
+        if (!sk_X509_push(chain, y)) {
+            X509_free(y);
+            fmt(err, n, "out of memory");
+            goto out;
+        }
+    }
+    ERR_clear_error(); /* the end of the file */
+    p->not_before = asn1_to_unix(X509_get0_notBefore(x));
+    p->not_after = asn1_to_unix(X509_get0_notAfter(x));
+    for (int i = 0; i < sk_X509_num(chain); i++)
+        if (!check_dates(sk_X509_value(chain, i), i, not_yet, err, n)) goto out;
+    if (!check_key_type(k, err, n)) goto out;
+    /* Go matches names against subjectAltName only (no Common Name fallback since Go 1.15). */
+    if (X509_get_ext_by_NID(x, NID_subject_alt_name, -1) < 0) {
+        char cn[200] = "";
+        X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof cn);
+        if (g_set.service_name && g_set.service_name[0])
+            fmt(err, n,
+                "certificate %s has no subjectAltName: Go TLS clients such as kube-apiserver "
+                "ignore the Common Name (CN=%s), so the service name %s cannot be verified",
+                g_set.cert_file, cn, g_set.service_name);
+        else
+            fmt(err, n,
+                "certificate %s has no subjectAltName: Go TLS clients such as kube-apiserver "
+                "ignore the Common Name (CN=%s), so no name can be verified",
+                g_set.cert_file, cn);
         goto out;
     }
     if (g_set.service_name && g_set.service_name[0] &&
-        X509_check_host(x, g_set.service_name, 0, 0, NULL) != 1) {
+        X509_check_host(x, g_set.service_name, 0,
+                        X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS,
+                        NULL) != 1) {
         char sans[512];
         san_list(x, sans, sizeof sans);
         fmt(err, n, "certificate %s does not cover the service name %s (DNS names: %s)",
             g_set.cert_file, g_set.service_name, sans);
         goto out;
     }
+    for (int i = 0; i < sk_X509_num(chain); i++)
+        if (!check_eku(sk_X509_value(chain, i), i, err, n)) goto out;
+    /* TLS 1.3 (which Go clients negotiate) always signs with the server key, and GnuTLS will
+     * not sign with a key whose keyUsage lacks digitalSignature, whatever the key type. */
+    uint32_t ku = X509_get_key_usage(x);
+    if (ku != UINT32_MAX && !(ku & KU_DIGITAL_SIGNATURE)) {
+        char list[200];
+        ku_list(ku, list, sizeof list);
+        fmt(err, n,
+            "certificate %s: the leaf's key usage (%s) lacks digitalSignature, which the TLS "
+            "handshake needs to sign with the server key",
+            g_set.cert_file, list);
+        goto out;
+    }
+    for (int i = 0; i < sk_X509_num(chain); i++)
+        if (!check_chain_link(chain, i, err, n)) goto out;
     BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
     char *hex = bn ? BN_bn2hex(bn) : NULL;
     snprintf(p->serial, sizeof p->serial, "%s", hex ? hex : "?");
@@ -179,6 +395,7 @@ static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p,
     X509_NAME_oneline(X509_get_subject_name(x), p->subject, sizeof p->subject);
     ok = true;
 out:
+    sk_X509_pop_free(chain, X509_free);
     X509_free(x);
     EVP_PKEY_free(k);
     BIO_free(cb);
@@ -248,11 +465,14 @@ static bool sig_eq(const struct file_sig *a, const struct file_sig *b) {
 }
 
 /* Reads both files and builds a checked pair, or says why not (*unread: a file could not be
- * read at all, as opposed to bad content). */
-static struct pair *load_pair(unsigned char dig[32], bool *unread, char *err, size_t n) {
+ * read at all, as opposed to bad content; *not_yet: the notBefore of a certificate refused only
+ * because it is not valid yet, else 0). */
+static struct pair *load_pair(unsigned char dig[32], bool *unread, int64_t *not_yet, char *err,
+                              size_t n) {
     jg_buf cert = JG_BUF_INIT, key = JG_BUF_INIT;
     struct pair *p = NULL;
     memset(dig, 0, 32);
+    *not_yet = 0;
     doing("reading", g_set.cert_file);
     bool read = jg_read_regular_file(g_set.cert_file, JG_TLS_MAX_PEM_BYTES, &cert, err, n);
     if (read) {
@@ -272,7 +492,7 @@ static struct pair *load_pair(unsigned char dig[32], bool *unread, char *err, si
         goto out;
     }
     memcpy(p->digest, dig, 32);
-    if (!openssl_check(&cert, &key, p, err, n) || !gnutls_load(&cert, &key, p, err, n)) {
+    if (!openssl_check(&cert, &key, p, not_yet, err, n) || !gnutls_load(&cert, &key, p, err, n)) {
         pair_free(p);
         p = NULL;
     }
@@ -307,7 +527,8 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_sig[1] = stat_sig(s->key_file);
     unsigned char dig[32];
     bool unread;
-    struct pair *p = load_pair(dig, &unread, err, errlen);
+    int64_t not_yet; /* at startup a pair that is not valid yet is refused (exit 1) */
+    struct pair *p = load_pair(dig, &unread, &not_yet, err, errlen);
     if (!p) return false;
     atomic_store(&g_current, p);
     jg_metrics_cert_expiry(p->not_after);
@@ -369,8 +590,23 @@ static bool settle_wait(long ms) {
 enum jg_tls_reload jg_tls_check_reload(bool force) {
     reap_retired(false);
     struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
-    if (!force && !g_retry && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1]))
+    /* a pair refused as not valid yet, whose notBefore (second T: valid from T + 1) has passed */
+    bool due = g_retry_at != 0 && (int64_t)time(NULL) > g_retry_at;
+    if (!force && !g_retry && !due && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1]))
         return JG_TLS_UNCHANGED;
+    if (due) {
+        char when[32];
+        put_utc(when, sizeof when, g_retry_at);
+        struct jg_log l;
+        if (jg_log_begin(
+                &l, JG_LOG_INFO,
+                "certificate refused as not valid yet: notBefore has passed, trying it again")) {
+            jg_log_str(&l, "event", "certificate");
+            jg_log_str(&l, "cert_file", g_set.cert_file);
+            jg_log_str(&l, "not_before", when);
+            jg_log_end(&l);
+        }
+    }
     /* The two files are not replaced atomically together outside Kubernetes (an editor, cp, a
      * script renaming them one after the other): wait until they stop changing. */
     for (int i = 0; i < 10; i++) {
@@ -387,10 +623,12 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
     char err[1024];
     unsigned char dig[32];
     bool unread;
-    struct pair *p = load_pair(dig, &unread, err, sizeof err);
+    int64_t not_yet;
+    struct pair *p = load_pair(dig, &unread, &not_yet, err, sizeof err);
     /* A file that could not be read (held under a lease, briefly missing) is tried again at the
      * next poll even if it does not change; the same reason is logged once. */
     g_retry = unread;
+    g_retry_at = not_yet;
     struct pair *cur = atomic_load(&g_current);
     if (p && memcmp(p->digest, cur->digest, 32) == 0) {
         pair_free(p);
@@ -398,8 +636,9 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
         return JG_TLS_UNCHANGED;
     }
     if (!p) {
-        /* Report a given bad content once, not at every poll; a SIGHUP reports it again. */
-        if (!force && g_have_failed && memcmp(dig, g_failed_digest, 32) == 0)
+        /* Report a given bad content once, not at every poll; a SIGHUP reports it again, and so
+         * does a retry after notBefore (the pair may now fail a later check). */
+        if (!force && !due && g_have_failed && memcmp(dig, g_failed_digest, 32) == 0)
             return JG_TLS_UNCHANGED;
         memcpy(g_failed_digest, dig, 32);
         g_have_failed = true;
@@ -430,12 +669,19 @@ static void *watch_main(void *arg) {
     pthread_mutex_lock(&g_mu);
     while (!g_stop) {
         if (!g_reload_requested) {
-            if (g_set.poll_interval_s == 0) {
+            /* next poll, or the second after a refused pair's notBefore if that comes first */
+            int64_t wait_s = g_set.poll_interval_s ? (int64_t)g_set.poll_interval_s : -1;
+            if (g_retry_at != 0) {
+                int64_t until = g_retry_at + 1 - (int64_t)time(NULL);
+                if (until < 0) until = 0;
+                if (wait_s < 0 || until < wait_s) wait_s = until;
+            }
+            if (wait_s < 0) {
                 pthread_cond_wait(&g_cv, &g_mu);
             } else {
                 struct timespec dl;
                 clock_gettime(CLOCK_MONOTONIC, &dl);
-                dl.tv_sec += g_set.poll_interval_s;
+                dl.tv_sec += (time_t)wait_s;
                 while (!g_stop && !g_reload_requested &&
                        pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
                 }

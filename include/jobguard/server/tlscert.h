@@ -1,10 +1,13 @@
 /* tlscert: the serving certificate. OpenSSL checks every pair before it is served (key matches,
- * validity window, service DNS name), in the server process: at startup on the main thread, then
- * on the watcher thread; GnuTLS objects built from it are handed to libmicrohttpd per handshake
- * by jg_tls_cert_callback. The watcher reloads the pair when the files change (poll) or on
- * request (SIGHUP), swapping an atomic pointer; old pairs stay allocated for a grace period
- * because a handshake that already fetched them may still be signing with them. Files are read
- * with jg_read_regular_file: a FIFO or device at the path is refused, never waited on. */
+ * validity window, service DNS name, and what kube-apiserver's Go TLS client requires: names in
+ * subjectAltName, serverAuth along the chain, a key and keyUsage that can sign the handshake),
+ * in the server process: at startup on the main thread, then on the watcher thread; GnuTLS
+ * objects built from it are handed to libmicrohttpd per handshake by jg_tls_cert_callback. The
+ * watcher reloads the pair when the files change (poll), on request (SIGHUP) or when a pair
+ * refused as not valid yet reaches its notBefore, swapping an atomic pointer; old pairs stay
+ * allocated for a grace period because a handshake that already fetched them may still be
+ * signing with them. Files are read with jg_read_regular_file: a FIFO or device at the path is
+ * refused, never waited on. */
 #ifndef JOBGUARD_SERVER_TLSCERT_H
 #define JOBGUARD_SERVER_TLSCERT_H
 
