@@ -745,3 +745,18 @@ void jg_validate(const struct jg_request *req, const struct jg_config *cfg, stru
     }
     if (cfg->disabled) drop_disabled(cfg->disabled, e);
 }
+
+static const char *const mode_names[JG_MODE_COUNT] = {"deny", "warn", "audit", "off"};
+
+const char *jg_mode_name(enum jg_mode m) {
+    return (unsigned)m < JG_MODE_COUNT ? mode_names[m] : "deny";
+}
+
+bool jg_mode_parse(const char *s, enum jg_mode *out) {
+    for (int m = 0; m < JG_MODE_COUNT; m++)
+        if (strcmp(s, mode_names[m]) == 0) {
+            *out = (enum jg_mode)m;
+            return true;
+        }
+    return false;
+}

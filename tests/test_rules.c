@@ -388,7 +388,7 @@ START_TEST(start_time_rule_and_parity) {
     NEW->start_time = (jg_time){0};
     struct jg_errors e;
     jg_errors_init(&e);
-    jg_validate(&req, &(struct jg_config){JG_PARITY_1_36, 0}, &e);
+    jg_validate(&req, &(struct jg_config){.parity = JG_PARITY_1_36}, &e);
     ck_assert_int_eq(e.n, 1);
     jg_str b = jg_err_body(&e, 0);
     const char *want = "Invalid value: null: field is immutable for unsuspended job once set";
@@ -409,7 +409,7 @@ START_TEST(disabled_rules_and_scope) {
     NEW->ready = (jg_opt_i32){true, 5};
     const struct jg_rule *r = jg_rule_find("RejectStartTimeUpdateForUnsuspendedJob");
     ck_assert_ptr_nonnull(r);
-    ck_assert_str_eq(fired((struct jg_config){JG_PARITY_1_35, UINT64_C(1) << r->id}),
+    ck_assert_str_eq(fired((struct jg_config){.parity = JG_PARITY_1_35, .disabled = UINT64_C(1) << r->id}),
                      "RejectMoreReadyThanActivePods");
     ck_assert_ptr_null(jg_rule_find("NoSuchRule"));
     /* main-resource UPDATE: no status rules, managedBy rules only */

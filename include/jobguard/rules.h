@@ -46,16 +46,36 @@ enum jg_rule_id {
     JG_R_SCM_AFTER_COMPLETE,
     JG_RULE_COUNT
 };
+/* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[64]. */
+_Static_assert(JG_RULE_COUNT <= 64, "rule bit masks hold at most 64 rules");
 
 /* Kubernetes versions whose wording differs (docs/rules.md §6). */
 enum jg_parity { JG_PARITY_1_35, JG_PARITY_1_36 };
 
+/* What a violated rule does to the request (the policy file's "modes"; docs/policy.md).
+ * deny: allowed=false; warn: allowed, one `warnings` entry per violation; audit: allowed, an
+ * `auditAnnotations` entry; off: not evaluated. A request gets the strictest outcome among its
+ * violations, and the warnings and annotations of the others. */
+enum jg_mode { JG_MODE_DENY = 0, JG_MODE_WARN, JG_MODE_AUDIT, JG_MODE_OFF, JG_MODE_COUNT };
+
+/* "deny", "warn", "audit", "off". */
+const char *jg_mode_name(enum jg_mode m);
+/* Parses one of those names; false otherwise. */
+bool jg_mode_parse(const char *s, enum jg_mode *out);
+
+struct jg_policy; /* policy.h: the immutable snapshot read from the policy file */
+
 struct jg_config {
     enum jg_parity parity;
-    uint64_t disabled; /* bit (1 << rule id): rules switched off by the operator */
+    uint64_t disabled; /* bit (1 << rule id): rules switched off by the operator (mode off) */
+    /* Per rule: JG_MODE_DENY (0, the default) .. JG_MODE_OFF. Filled from the policy's "modes". */
+    unsigned char mode[64];
+    /* The policy snapshot deciding this request (controllers, status writers, targets); NULL =
+     * no policy file: built-in targets, no allow-list, no status-writer binding. */
+    const struct jg_policy *policy;
 };
 #define JG_CONFIG_DEFAULT                                                                          \
-    { JG_PARITY_1_35, 0 }
+    { JG_PARITY_1_35, 0, {0}, NULL }
 
 struct jg_status_ctx; /* old/new status, old spec and the "changed" predicates */
 

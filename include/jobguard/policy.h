@@ -1,0 +1,67 @@
+/* policy: the policy file (JSON, read with jansson) as an immutable snapshot (docs/policy.md).
+ * A load builds a whole new snapshot and validates all of it; the server swaps one pointer, so a
+ * request is decided by exactly one snapshot from start to end. Nothing here is changed after
+ * jg_policy_load_* returns. */
+#ifndef JOBGUARD_POLICY_H
+#define JOBGUARD_POLICY_H
+
+#include "jobguard/rules.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct jg_strv {
+    char **v; /* NUL-terminated strings, owned */
+    size_t n;
+};
+
+struct jg_policy_nested {
+    char *path;           /* dotted, "[*]" for every element of a list */
+    char *reserved_value; /* the nested kind's own value; "" = the copy must be absent */
+};
+
+/* One workload kind that delegates through a managedBy field. */
+struct jg_policy_target {
+    char *group; /* "" for the core group */
+    struct jg_strv versions;
+    char *kind;
+    char *resource;        /* plural, e.g. "jobsets" */
+    char *managed_by_path; /* dotted, e.g. "spec.runPolicy.managedBy" */
+    char *reserved_value;  /* the project's own controller, e.g. "jobset.sigs.k8s.io/jobset-controller" */
+    struct jg_policy_nested *nested;
+    size_t n_nested;
+    bool check_format;         /* format and 63-byte length checks (default true) */
+    bool delegation_supported; /* false: Target-DelegationUnsupported applies (default true) */
+};
+
+struct jg_policy_controller {
+    char *name;                /* a managedBy value */
+    struct jg_strv namespaces; /* name globs; empty (n == 0) = every namespace */
+    bool has_status_writers;   /* "statusWriters" given: the binding applies to this controller */
+    struct jg_strv writer_users;  /* incl. "system:serviceaccount:NS:NAME" */
+    struct jg_strv writer_groups;
+};
+
+struct jg_policy {
+    struct jg_policy_target *targets; /* the file's rows only; built-ins live in the target table */
+    size_t n_targets;
+    struct jg_policy_controller *controllers;
+    size_t n_controllers;
+    bool allow_unlisted_controllers;      /* default true */
+    struct jg_strv status_writer_exempt;  /* default ["system:masters"] */
+    unsigned char mode[64];               /* per rule ID (enum jg_mode); "*" fills the rest */
+    char sha256[65];                      /* hex digest of the file's bytes; "" for no file */
+};
+
+/* Reads and validates a policy. On failure returns NULL and writes into `err` one line naming the
+ * file, the position (line:column, or the JSON path) and what is wrong. */
+struct jg_policy *jg_policy_load_file(const char *path, char *err, size_t errcap);
+struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
+                                        size_t errcap);
+void jg_policy_free(struct jg_policy *p);
+
+/* Copies the policy's modes into `cfg->mode` (rules in `cfg->disabled` stay off) and points
+ * `cfg->policy` at it. */
+void jg_policy_apply(const struct jg_policy *p, struct jg_config *cfg);
+
+#endif
