@@ -63,7 +63,11 @@ static pthread_t g_watchdog;
 static atomic_bool g_watchdog_stop;
 static bool g_watchdog_running;
 #define WATCHDOG_TICK_MS 200
-#define TRIM_INTERVAL_MS 2000
+/* Heap trim: after a tick with no request (the server has gone quiet), or at least this often
+ * under constant load. malloc_trim walks the whole heap under the arena lock and stalls the serving
+ * thread for as long; every 2 s under load it showed up in the p99. */
+#define TRIM_BUSY_INTERVAL_MS 60000
+static atomic_uint_fast64_t g_heap_events; /* requests completed + connections closed */
 
 static int64_t now_ms(void) {
     struct timespec t;
@@ -74,14 +78,21 @@ static int64_t now_ms(void) {
 static void *watchdog(void *arg) {
     (void)arg;
     int64_t last_trim = now_ms();
+    uint_fast64_t seen = atomic_load(&g_heap_events), trimmed_at = seen;
     while (!atomic_load(&g_watchdog_stop)) {
         nanosleep(&(struct timespec){0, WATCHDOG_TICK_MS * 1000000L}, NULL);
         int64_t now = now_ms();
         /* TLS handshakes and finished requests leave free holes in the heap that glibc keeps
-         * resident; hand them back now and then (the cost is a few microseconds). */
-        if (now - last_trim >= TRIM_INTERVAL_MS) {
+         * resident; hand them back once traffic pauses for a tick after requests were served or
+         * connections closed (nothing waits on the serving thread then), and under unbroken load
+         * once a minute. */
+        uint_fast64_t done = atomic_load(&g_heap_events);
+        bool quiet = done == seen && done != trimmed_at;
+        seen = done;
+        if (quiet || (done != trimmed_at && now - last_trim >= TRIM_BUSY_INTERVAL_MS)) {
             malloc_trim(0);
             last_trim = now;
+            trimmed_at = done;
         }
         pthread_mutex_lock(&g_conns_lock);
         for (struct conn_ctx *cc = g_conns; cc; cc = cc->next) {
@@ -495,6 +506,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req_ctx *r = *con_cls;
     if (!r) return;
     if (r->in_flight) jg_metrics_in_flight(-1);
+    atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     struct conn_ctx *cc = conn_of(c);
     if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
     /* An idle keep-alive connection holds no buffer of ours: with a pool of API-server
@@ -538,6 +550,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         jg_buf_free(&cc->resp);
         free(cc);
         *socket_context = NULL;
+        atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     }
 }
 
