@@ -341,6 +341,16 @@ if [[ $DO_TABLE == 1 ]]; then
 		done
 	done
 	RSS_AFTER=$(rss "$JG_PID")
+	# Where a slow request spends its time: jobguard's own histogram (request line seen -> answer
+	# queued) over every request of the table, beside the client-side p99 below. A server-side
+	# tail much shorter than the client's means the wait is outside jobguard's handler.
+	echo
+	echo "## jobguard's own timing over all table requests (jobguard_admission_duration_seconds)"
+	curl -sS --max-time 5 "http://127.0.0.1:$JOPS/metrics" | awk '
+		/^jobguard_admission_duration_seconds_bucket/ { match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); n++; L[n] = le; C[n] = $2 }
+		/^jobguard_admission_duration_seconds_count/ { total = $2 }
+		END { printf "| <= |"; for (i = 1; i <= n; i++) printf " %s s |", L[i]; printf "\n|---|"; for (i = 1; i <= n; i++) printf "---|"; printf "\n| share of %d requests |", total
+		      for (i = 1; i <= n; i++) printf " %.4f%% |", total ? 100 * C[i] / total : 0; printf "\n" }'
 	python3 - "$P/table.tsv" <<'PY'
 import sys, statistics as st
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
@@ -515,6 +525,30 @@ if [[ $DO_CG == 1 ]]; then
 			printf "end to end, %s body: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", body, n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
 		unset IR
 	done
+	# (a') the bare transport the same way, 4 KB body: what libmicrohttpd + GnuTLS cost alone
+	"$JG" check "$B4" >"$P/bare-response.json"
+	declare -A IR=()
+	for n in $N1 $N2; do
+		BPORT=$(free_port)
+		valgrind --tool=callgrind --callgrind-out-file="$P/cg.bare.$n" \
+			"$BARE" "$CERTS/tls.crt" "$CERTS/tls.key" "$BPORT" "$P/bare-response.json" >"$P/cg.bare.$n.log" 2>&1 &
+		vpid=$!
+		PIDS+=("$vpid")
+		for i in $(seq 1 600); do
+			curl -ksS -o /dev/null --max-time 2 "https://127.0.0.1:$BPORT/" 2>/dev/null && break
+			sleep 0.1
+		done
+		timeout 600 h2load --h1 -t1 -c1 -n "$n" -d "$B4" -H 'Content-Type: application/json' \
+			"https://127.0.0.1:$BPORT/validate" >"$P/h2load.bare.$n" 2>&1
+		st=$(awk '/^status codes:/ { print $3 }' "$P/h2load.bare.$n")
+		stop_pid "$vpid" 120
+		[[ $st == "$n" ]]
+		check "callgrind bare transport n=$n: $st/$n answered 2xx" $?
+		IR[$n]=$(cg_total "$P/cg.bare.$n")
+	done
+	awk -v a="${IR[$N1]}" -v b="${IR[$N2]}" -v n1="$N1" -v n2="$N2" 'BEGIN {
+		printf "bare transport, 4k body: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
+	unset IR
 	# (b) the engine alone: decode + validate + encode in-process (bench_engine), same method.
 	E1=${CG_E1:-1000} E2=${CG_E2:-5000}
 	for body in 4k 12k; do
