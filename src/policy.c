@@ -36,6 +36,37 @@ struct ctx {
     size_t cap;
 };
 
+/* Sets the one-line error: control bytes (a "\n" in a value or a key) are written as \n, \t or
+ * \xNN, so the message stays one line in a terminal and in a text log. */
+static void set_err(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t cap, const char *fmt, ...) {
+    char raw[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    size_t o = 0;
+    for (const unsigned char *r = (const unsigned char *)raw; *r && o + 1 < cap; r++) {
+        char esc[8];
+        if (*r == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (*r == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else if (*r < 0x20 || *r == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *r);
+        else {
+            err[o++] = (char)*r;
+            continue;
+        }
+        size_t n = strlen(esc);
+        if (o + n + 1 > cap) break;
+        memcpy(err + o, esc, n);
+        o += n;
+    }
+    if (cap) err[o] = '\0';
+}
+
 static bool fail(struct ctx *c, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static bool fail(struct ctx *c, const char *path, const char *fmt, ...) {
@@ -44,7 +75,7 @@ static bool fail(struct ctx *c, const char *path, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->cap, "%s: %s: %s", c->name, path, what);
+    set_err(c->err, c->cap, "%s: %s: %s", c->name, path, what);
     return false;
 }
 
@@ -527,8 +558,7 @@ struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size
                                         size_t errcap) {
     struct ctx c = {name, err, errcap};
     if (len > MAX_FILE_BYTES) {
-        snprintf(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len,
-                 MAX_FILE_BYTES);
+        set_err(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len, MAX_FILE_BYTES);
         return NULL;
     }
     json_error_t je;
@@ -537,7 +567,7 @@ struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size
         /* jansson names its own flag when it meets \u0000; the user needs only the fact */
         char *flag = strstr(je.text, " without JSON_ALLOW_NUL");
         if (flag) memmove(flag, flag + 23, strlen(flag + 23) + 1);
-        snprintf(err, errcap, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+        set_err(err, errcap, "%s:%d:%d: %s", name, je.line, je.column, je.text);
         return NULL;
     }
     struct jg_policy *p = calloc(1, sizeof *p);
@@ -555,7 +585,7 @@ struct jg_policy *jg_policy_load_file(const char *path, char *err, size_t errcap
     jg_buf b = JG_BUF_INIT;
     char why[512];
     if (!jg_read_regular_file(path, MAX_FILE_BYTES, &b, why, sizeof why)) {
-        snprintf(err, errcap, "%s", why);
+        set_err(err, errcap, "%s", why);
         jg_buf_free(&b);
         return NULL;
     }
