@@ -60,6 +60,15 @@ bool jg_policy_watch_init(const char *path, const struct jg_config *base, char *
     }
     g_cur = s;
     jg_metrics_policy_serving(p ? p->sha256 : "");
+    struct jg_log l;
+    if (p && jg_log_begin(&l, JG_LOG_INFO, "policy loaded")) {
+        jg_log_str(&l, "event", "policy");
+        jg_log_str(&l, "policy_file", g_path);
+        jg_log_str(&l, "sha256", p->sha256);
+        jg_log_uint(&l, "targets", p->n_targets);
+        jg_log_uint(&l, "controllers", p->n_controllers);
+        jg_log_end(&l);
+    }
     return true;
 }
 

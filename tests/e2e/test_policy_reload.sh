@@ -57,6 +57,8 @@ start_server pol --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS
 expect_eq "policy_info carries the file's sha256" "$sha_deny" "$(serving_sha)"
 expect_eq "no reload counted at start" "0 0" "$(metric "$OK") $(metric "$KO")"
 grep -q '"policy_file":"'"$CM/policy.json"'"' "$SERVER_LOG" && pass "start-up log names the policy file" || fail "policy_file not in the start-up log"
+grep '"msg":"policy loaded"' "$SERVER_LOG" | grep -q "\"sha256\":\"$sha_deny\",\"targets\":0,\"controllers\":0" &&
+	pass "start-up log: policy loaded with its sha256 and counts" || fail "no 'policy loaded' line with the sha256"
 expect_eq "deny mode: changing spec.managedBy is denied" denied "$(verdict)"
 
 BODY=$CASES_DIR/e01-create-managedby-absent/review.json
