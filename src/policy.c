@@ -409,7 +409,7 @@ static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg
     if (!check_field_path(c, ms, sub)) return false;
     child_key(sub, sizeof sub, p, "reservedValue");
     if (t->check_format && !check_managed_by_value(c, vs, sub)) return false;
-    for (size_t j = 0; j < pol->n_targets; j++) {
+    for (size_t j = 0; j < (size_t)(t - pol->targets); j++) { /* the rows before this one */
         const struct jg_policy_target *u = &pol->targets[j];
         if (strcmp(u->group, gs) == 0 && strcmp(u->kind, ks) == 0)
             return fail(c, p,
@@ -441,7 +441,7 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
     const char *s = json_string_value(name);
     child_key(sub, sizeof sub, p, "name");
     if (!check_managed_by_value(c, s, sub)) return false;
-    for (size_t j = 0; j < pol->n_controllers; j++)
+    for (size_t j = 0; j < (size_t)(k - pol->controllers); j++)
         if (strcmp(pol->controllers[j].name, s) == 0)
             return fail(c, sub, "duplicate controller \"%s\" (also controllers[%zu])", s, j);
     if (!(k->name = dup_str(c, s, sub))) return false;
@@ -460,6 +460,32 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
     if (users && !get_strv(c, users, lp, MAX_IDENTITY, NULL, &k->writer_users)) return false;
     child_key(lp, sizeof lp, sub, "groups");
     return !groups || get_strv(c, groups, lp, MAX_IDENTITY, NULL, &k->writer_groups);
+}
+
+typedef bool (*row_reader)(struct ctx *c, const json_t *o, const char *path, struct jg_policy *pol,
+                           size_t i);
+
+static bool target_row(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                       size_t i) {
+    return read_target(c, o, p, pol, &pol->targets[i]);
+}
+
+static bool controller_row(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                           size_t i) {
+    return read_controller(c, o, p, pol, &pol->controllers[i]);
+}
+
+/* Each element of arr (NULL: none) through `row`; *n counts the rows begun, so that a half-read
+ * row is freed with the rest. */
+static bool read_rows(struct ctx *c, const json_t *arr, const char *name, row_reader row,
+                      struct jg_policy *pol, size_t *n) {
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char p[64];
+        child_index(p, sizeof p, name, i);
+        *n = i + 1;
+        if (!row(c, json_array_get(arr, i), p, pol, i)) return false;
+    }
+    return true;
 }
 
 static bool read_modes(struct ctx *c, const json_t *modes, struct jg_policy *pol) {
@@ -505,31 +531,13 @@ static bool read_policy(struct ctx *c, const json_t *root, struct jg_policy *pol
         !get_array(c, root, "statusWriterExemptGroups", "", MAX_LIST, &exempt) ||
         !get_bool(c, root, "allowUnlistedControllers", "", &pol->allow_unlisted_controllers))
         return false;
-    if (targets) {
-        size_t n = json_array_size(targets);
-        if (!(pol->targets = calloc(n ? n : 1, sizeof *pol->targets)))
-            return fail(c, "targets", "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            char p[64];
-            child_index(p, sizeof p, "targets", i);
-            bool ok = read_target(c, json_array_get(targets, i), p, pol, &pol->targets[i]);
-            pol->n_targets = i + 1; /* freed with the rest even when half-read */
-            if (!ok) return false;
-        }
-    }
-    if (controllers) {
-        size_t n = json_array_size(controllers);
-        if (!(pol->controllers = calloc(n ? n : 1, sizeof *pol->controllers)))
-            return fail(c, "controllers", "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            char p[64];
-            child_index(p, sizeof p, "controllers", i);
-            bool ok =
-                read_controller(c, json_array_get(controllers, i), p, pol, &pol->controllers[i]);
-            pol->n_controllers = i + 1;
-            if (!ok) return false;
-        }
-    }
+    size_t nt = json_array_size(targets), nc = json_array_size(controllers); /* 0 if absent */
+    if ((nt && !(pol->targets = calloc(nt, sizeof *pol->targets))) ||
+        (nc && !(pol->controllers = calloc(nc, sizeof *pol->controllers))))
+        return fail(c, "top level", "out of memory");
+    if (!read_rows(c, targets, "targets", target_row, pol, &pol->n_targets) ||
+        !read_rows(c, controllers, "controllers", controller_row, pol, &pol->n_controllers))
+        return false;
     if (exempt) {
         if (!get_strv(c, exempt, "statusWriterExemptGroups", MAX_IDENTITY, NULL,
                       &pol->status_writer_exempt))

@@ -2,34 +2,11 @@
 # CLI contract of the policy file: `jobguard policy check|show` and `jobguard check --policy-file`
 # (docs/policy.md): exit codes, the summary line, errors with file and position, the effective
 # policy as JSON. Usage: test_policy_cli.sh JOBGUARD_BINARY CASES_DIR (tests/cases)
-set -u
-bin=$1
-cases=$2
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib.sh"
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-run() { "$@" >"$tmp/out" 2>"$tmp/err"; }
-expect_rc() { # name want_rc cmd...
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    local rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name (rc $rc)"; else bad "$name: rc $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; fi
-}
-expect_grep() { # name file pattern
-    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in $(head -c 400 "$2")"; fi
-}
 json_get() { # file python-expression-on-d
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
-expect_eq() { # name got want
-    if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi
-}
-
 cat >"$tmp/policy.json" <<'J'
 {
   "targets": [
@@ -106,5 +83,4 @@ expect_rc "check --policy-file without value" 2 "$bin" check --policy-file
 expect_rc "check --help documents --policy-file" 0 "$bin" check --help
 expect_grep "check help" "$tmp/out" "--policy-file FILE"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -28,14 +28,6 @@ configmap_install() {
 serving_sha() {
 	curl -sS --max-time 5 "$OPS_URL/metrics" | sed -n 's/^jobguard_policy_info{sha256="\([0-9a-f]*\)"} 1$/\1/p'
 }
-wait_metric() { # KEY VALUE SECONDS
-	local i
-	for i in $(seq 1 $(($3 * 10))); do
-		[[ $(metric "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # verdict: "allowed" or "denied" for the review that changes spec.managedBy (an immutable field)
 CHANGED=$CASES_DIR/r-update-managedby-changed/review.json
 verdict() {
