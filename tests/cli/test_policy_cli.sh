@@ -66,6 +66,13 @@ expect_eq "show: mode override" "$(json_get "$tmp/show.json" 'd["modes"]["ALWAYS
 expect_rc "policy show invalid" 2 "$bin" policy show "$tmp/bad.json"
 expect_grep "show names the problem" "$tmp/err" "controllers[0].namespaces[0]"
 
+# --- jobguard rules lists the targets after the rules ---
+expect_rc "rules" 0 "$bin" rules
+expect_eq "rules: Job target" "$(grep -A2 '^  batch/v1 Job (jobs)$' "$tmp/out")" "$(printf '%s\n' '  batch/v1 Job (jobs)' \
+    '    managedBy:      spec.managedBy' '    reserved value: kubernetes.io/job-controller')"
+expect_eq "rules: CronJob target" "$(grep -A2 '^  batch/v1 CronJob (cronjobs)$' "$tmp/out")" "$(printf '%s\n' '  batch/v1 CronJob (cronjobs)' \
+    '    managedBy:      spec.jobTemplate.spec.managedBy' '    reserved value: kubernetes.io/job-controller')"
+
 # --- check --policy-file ---
 review=$cases/r-update-managedby-changed/review.json
 expect_rc "without policy: immutable denies" 1 "$bin" check "$review"
