@@ -18,9 +18,9 @@ done
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-jansson=$(pkg-config --cflags --libs jansson)
+jansson=$(pkg-config --cflags --libs jansson libcrypto) # libcrypto: the policy's sha256
 
-for t in fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode; do
+for t in fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy; do
     extra=""
     # the differential target shares the reference decoder and comparator with tests/
     [ $t = fuzz_refdecode ] && extra="-I$root/tests $root/tests/refdecode.c $root/tests/refdiff.c"

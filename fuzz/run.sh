@@ -13,7 +13,7 @@ root=$(dirname "$here")
 out=$(cd "$1" && pwd)
 secs=$2
 shift 2
-targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode}
+targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobguard-fuzz.XXXXXX")
 passed=0
@@ -31,6 +31,7 @@ for t in $targets; do
     fuzz_admit | fuzz_refdecode) dict=$here/admit.dict ;;
     fuzz_indexes) dict=$here/indexes.dict ;;
     fuzz_managedby) dict=$here/managedby.dict ;;
+    fuzz_policy) dict=$here/policy.dict ;;
     esac
     ok=1
 

@@ -2,6 +2,7 @@
  * engine through the same jg_admit path as the server, so they cannot disagree. */
 #include "jobguard/admit.h"
 #include "jobguard/cli.h"
+#include "jobguard/policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static void usage(FILE *f) {
         "                         per error as kubectl prints them\n"
         "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
         "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
+        "  --policy-file FILE     apply this policy file (modes, controllers, targets;\n"
+        "                         docs/policy.md); an invalid file exits 2\n"
         "  --new FILE             the new object (raw Job/CronJob JSON)\n"
         "  --old FILE             the stored object (makes it an UPDATE)\n"
         "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
@@ -82,11 +85,12 @@ static void explain(const struct jg_outcome *o, const char *kind) {
 
 int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL;
+    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL;
     bool want_explain = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
+                           strcmp(a, "--policy-file") == 0 ||
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
                            strcmp(a, "--subresource") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -106,6 +110,8 @@ int jg_cmd_check(int argc, char **argv) {
                 old_path = v;
             else if (strcmp(a, "--subresource") == 0)
                 sub = v;
+            else if (strcmp(a, "--policy-file") == 0)
+                policy_path = v;
             else if (!parse_config_flag(a, v, &cfg))
                 return EXIT_UNREADABLE;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -132,7 +138,15 @@ int jg_cmd_check(int argc, char **argv) {
         return EXIT_UNREADABLE;
     }
 
-    char reason[600];
+    char reason[1024];
+    struct jg_policy *policy = NULL;
+    if (policy_path) {
+        if (!(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
+            fprintf(stderr, "jobguard check: --policy-file: %s\n", reason);
+            return EXIT_UNREADABLE;
+        }
+        jg_policy_apply(policy, &cfg); /* after every --disable-rule: those stay off */
+    }
     jg_buf in = JG_BUF_INIT, old_in = JG_BUF_INIT, response = JG_BUF_INIT;
     struct jg_outcome o;
     jg_outcome_init(&o);
@@ -185,5 +199,6 @@ out:
     jg_buf_free(&old_in);
     jg_buf_free(&response);
     jg_outcome_free(&o);
+    jg_policy_free(policy);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* jobguard rules: prints the rule table (the same table the engine runs). */
 #include "jobguard/cli.h"
 #include "jobguard/rules.h"
+#include "jobguard/targets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +15,8 @@ int jg_cmd_rules(int argc, char **argv) {
             printf("Usage: jobguard rules [--markdown]\n\n"
                    "Prints every rule in evaluation order: its stable ID (used in logs, metrics\n"
                    "and --disable-rule), the field path of its errors, when it is active, and its\n"
-                   "message (Kubernetes v1.35 wording). --markdown prints a Markdown table.\n");
+                   "message (Kubernetes v1.35 wording), then the built-in targets. --markdown\n"
+                   "prints the rules as a Markdown table.\n");
             return 0;
         } else {
             fprintf(stderr, "jobguard rules: unknown option %s\n", argv[i]);
@@ -34,6 +36,13 @@ int jg_cmd_rules(int argc, char **argv) {
         const struct jg_rule *r = &jg_rules[i];
         printf("%-46s %s\n  field:   %s\n  when:    %s\n  message: %s\n\n", r->name, r->section,
                r->field, r->when, r->message);
+    }
+    /* a policy file's row with the same group and kind replaces one (docs/policy.md) */
+    printf("Targets (built-in; 'jobguard policy show FILE' prints them with a policy's rows):\n");
+    for (size_t i = 0; i < jg_builtin_target_count; i++) {
+        const struct jg_policy_target *t = &jg_builtin_targets[i];
+        printf("  %s/%s %s (%s)\n    managedBy:      %s\n    reserved value: %s\n", t->group,
+               t->versions.v[0], t->kind, t->resource, t->managed_by_path, t->reserved_value);
     }
     return 0;
 }

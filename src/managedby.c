@@ -1,5 +1,6 @@
 /* spec.managedBy format and length (docs/rules.md §2.2, §2.3): IsDomainPrefixedPath with
  * character-class tables and single passes, full-string semantics (no regex library). */
+#include "jobguard/names.h"
 #include "jobguard/rules.h"
 
 #include <string.h>
@@ -20,7 +21,7 @@ static bool is_lower_alnum(unsigned char c) {
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* as a full match: dot-separated
  * non-empty labels of [-a-z0-9] that start and end alphanumeric. No per-label length limit. */
-static bool is_dns1123_subdomain(jg_str h) {
+bool jg_is_dns1123_subdomain(jg_str h) {
     if (h.n == 0) return false;
     size_t label_start = 0;
     for (size_t i = 0; i <= h.n; i++) {
@@ -65,7 +66,7 @@ void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out) {
             if (host.n > DNS1123_SUBDOMAIN_MAX)
                 jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, host,
                                      "must be no more than 253 characters");
-            if (!is_dns1123_subdomain(host))
+            if (!jg_is_dns1123_subdomain(host))
                 jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, host, subdomain_detail);
             if (!is_http_path(path))
                 jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, path, path_detail);

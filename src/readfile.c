@@ -87,3 +87,21 @@ out:
     close(fd);
     return ok;
 }
+
+struct jg_file_sig jg_file_sig_of(const char *path) {
+    struct jg_file_sig s = {0};
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        s.ok = true;
+        s.dev = st.st_dev;
+        s.ino = st.st_ino;
+        s.size = st.st_size;
+        s.mtime = st.st_mtim;
+    }
+    return s;
+}
+
+bool jg_file_sig_eq(const struct jg_file_sig *a, const struct jg_file_sig *b) {
+    return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}

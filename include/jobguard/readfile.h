@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "jobguard/buf.h"
 
@@ -15,6 +17,19 @@
  * reason in err: cannot open (errno text; a lease held by another process is named), not a
  * regular file (and what it is), larger than max bytes, read error, empty. */
 bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen);
+
+/* What a watched file looked like (stat(2), symlinks followed): any difference means "read it
+ * again". Kubernetes Secret and ConfigMap volumes swap a `..data` symlink, so the path resolves
+ * to a new inode. ok=false: stat failed. */
+struct jg_file_sig {
+    bool ok;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+struct jg_file_sig jg_file_sig_of(const char *path);
+bool jg_file_sig_eq(const struct jg_file_sig *a, const struct jg_file_sig *b);
 
 /* "a FIFO (named pipe)", "a directory", ... for a st_mode; "a regular file" for S_IFREG. */
 const char *jg_file_kind(unsigned mode);

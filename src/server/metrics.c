@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "jobguard/rules.h"
@@ -49,13 +50,17 @@ static struct {
     atomic_uint_fast64_t http[N_CODES + 1]; /* last = any other code */
     atomic_int_fast64_t cert_expiry;
     atomic_uint_fast64_t reload_ok, reload_failed;
+    atomic_uint_fast64_t policy_reload_ok, policy_reload_failed;
 } m;
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
+static char policy_sha256[65]; /* of the policy serving now; "" = no policy file */
 
 #define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define GET(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 void jg_metrics_reset(void) {
     memset(&m, 0, sizeof m); /* before any thread starts */
+    policy_sha256[0] = '\0';
 }
 
 static size_t index_of(const char *const *table, size_t n, const char *v, size_t other) {
@@ -100,6 +105,19 @@ void jg_metrics_cert_reload(bool success) {
         ADD(m.reload_ok, 1);
     else
         ADD(m.reload_failed, 1);
+}
+
+void jg_metrics_policy_reload(bool success) {
+    if (success)
+        ADD(m.policy_reload_ok, 1);
+    else
+        ADD(m.policy_reload_failed, 1);
+}
+
+void jg_metrics_policy_serving(const char *sha256) {
+    pthread_mutex_lock(&policy_lock);
+    snprintf(policy_sha256, sizeof policy_sha256, "%s", sha256);
+    pthread_mutex_unlock(&policy_lock);
 }
 
 void jg_metrics_cert_expiry(int64_t unix_seconds) {
@@ -182,6 +200,19 @@ void jg_metrics_render(jg_buf *out) {
                   (unsigned long long)GET(m.reload_ok));
     jg_buf_printf(out, "jobguard_certificate_reloads_total{result=\"failure\"} %llu\n",
                   (unsigned long long)GET(m.reload_failed));
+
+    header(out, "jobguard_policy_reloads_total", "counter",
+           "Attempts to load a changed policy file, by result (failure: refused, the previous "
+           "policy keeps serving).");
+    jg_buf_printf(out, "jobguard_policy_reloads_total{result=\"success\"} %llu\n",
+                  (unsigned long long)GET(m.policy_reload_ok));
+    jg_buf_printf(out, "jobguard_policy_reloads_total{result=\"failure\"} %llu\n",
+                  (unsigned long long)GET(m.policy_reload_failed));
+    header(out, "jobguard_policy_info", "gauge",
+           "Always 1; sha256 of the policy file serving now (\"\" without --policy-file).");
+    pthread_mutex_lock(&policy_lock);
+    jg_buf_printf(out, "jobguard_policy_info{sha256=\"%s\"} 1\n", policy_sha256);
+    pthread_mutex_unlock(&policy_lock);
 
     header(out, "jobguard_build_info", "gauge", "Always 1; the version label is the build.");
     jg_buf_printf(out, "jobguard_build_info{version=\"%s\"} 1\n", JG_VERSION);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobguard/server/log.h"
+#include "jobguard/server/policywatch.h"
 #include "jobguard/server/tlscert.h"
 
 #define DRAIN_POLL_MS 20
@@ -170,7 +171,10 @@ int jg_server_run(const struct jg_server_config *cfg) {
     pthread_kill(sig_thread, SIGUSR1);
     pthread_join(sig_thread, NULL);
     pthread_cond_destroy(&g_cv);
-    if (watcher_stopped) jg_tls_cleanup();
+    if (watcher_stopped) {
+        jg_tls_cleanup();
+        jg_policy_watch_cleanup();
+    }
     jg_log_msg(JG_LOG_INFO, "shutdown complete");
     /* exit(3) would run OpenSSL's and GnuTLS's destructors under the busy watcher */
     if (!watcher_stopped) _exit(0);

@@ -11,6 +11,7 @@
 #include "jobguard/rules.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
+#include "jobguard/server/policywatch.h"
 #include "jobguard/server/run.h"
 #include "jobguard/server/tlscert.h"
 #include "jobguard/server/transport.h"
@@ -52,6 +53,7 @@ enum {
     F_LOG_FORMAT,
     F_PARITY,
     F_DISABLE_RULE,
+    F_POLICY,
     F_MAX_CONN,
     F_MAX_CONN_IP,
     F_CONN_TIMEOUT,
@@ -105,6 +107,10 @@ static const struct flag flags[F_COUNT] = {
     [F_DISABLE_RULE] =
         {"disable-rule", K_LIST, "",
          "rule ID to switch off (repeatable; env: comma-separated). See 'jobguard rules'.", 0, 0},
+    [F_POLICY] = {"policy-file", K_STR, "",
+                  "JSON policy file (modes, controllers, targets; docs/policy.md); re-read when it "
+                  "changes (every --cert-poll-interval) and on SIGHUP; empty = no policy.",
+                  0, 0},
     [F_MAX_CONN] = {"max-connections", K_UINT, "1024",
                     "open connections on the HTTPS port; more are refused.", 1, 1000000},
     [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "0",
@@ -139,7 +145,8 @@ static void usage(FILE *f) {
             "Serves POST /validate (AdmissionReview v1 and v1beta1) over HTTPS, and /healthz,\n"
             "/readyz and /metrics over plain HTTP on the ops port. Every option can also be set\n"
             "with the environment variable shown; a flag wins over the variable.\n"
-            "The certificate files are re-read when they change and on SIGHUP.\n"
+            "The certificate files and the policy file are re-read when they change and on\n"
+            "SIGHUP; an invalid new policy is refused and the current one keeps serving.\n"
             "SIGTERM/SIGINT: /readyz turns 503, serving goes on for --shutdown-delay, then the\n"
             "listener closes and open connections drain for up to --drain-timeout.\n"
             "Bodies over 7 MiB get 413 (from Content-Length, or while reading a chunked body).\n\n"
@@ -425,6 +432,19 @@ int jg_cmd_serve(int argc, char **argv) {
         jg_buf_free(&ca);
         return 1;
     }
+    /* after the flags (--disable-rule stays off whatever the policy says) */
+    if (!jg_policy_watch_init(val[F_POLICY], &cfg.engine, err, sizeof err)) {
+        fprintf(stderr, "jobguard serve: refusing to start: --policy-file: %s\n", err);
+        if (jg_log_begin(&l, JG_LOG_ERROR, "refusing to start: invalid policy file")) {
+            jg_log_str(&l, "event", "policy");
+            jg_log_str(&l, "error", err);
+            jg_log_end(&l);
+        }
+        jg_tls_cleanup();
+        jg_buf_free(&ca);
+        return 2;
+    }
+    if (val[F_POLICY][0]) jg_tls_watch_also(jg_policy_check_reload, val[F_POLICY]);
     int rc = jg_server_run(&cfg);
     jg_buf_free(&ca);
     return rc;

@@ -35,18 +35,10 @@ struct pair {
     int64_t retired_at;
 };
 
-struct file_sig {
-    bool ok;
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
-};
-
 static struct jg_tls_settings g_set;
 static _Atomic(struct pair *) g_current;
 static struct pair *g_retired; /* watcher thread only (and cleanup) */
-static struct file_sig g_sig[2];
+static struct jg_file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
 static bool g_retry; /* the last load could not read a file: try again even if unchanged */
@@ -62,6 +54,9 @@ static pthread_cond_t g_done_cv; /* the watcher has returned */
 static bool g_stop, g_reload_requested, g_done;
 /* What the watcher is doing, for the log when shutdown cannot wait for it (NULL: waiting). */
 static _Atomic(const char *) g_activity, g_activity_path;
+/* Another file checked on the same schedule (the policy file), after the pair. */
+static void (*g_also)(bool force);
+static const char *g_also_path;
 
 static void doing(const char *what, const char *path) {
     atomic_store(&g_activity_path, path);
@@ -446,24 +441,6 @@ static void digest(const char *a, size_t an, const char *b, size_t bn, unsigned 
     gnutls_hash_deinit(h, out);
 }
 
-static struct file_sig stat_sig(const char *path) {
-    struct file_sig s = {0};
-    struct stat st;
-    if (stat(path, &st) == 0) { /* follows the ..data symlink of Secret volumes */
-        s.ok = true;
-        s.dev = st.st_dev;
-        s.ino = st.st_ino;
-        s.size = st.st_size;
-        s.mtime = st.st_mtim;
-    }
-    return s;
-}
-
-static bool sig_eq(const struct file_sig *a, const struct file_sig *b) {
-    return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
-}
-
 /* Reads both files and builds a checked pair, or says why not (*unread: a file could not be
  * read at all, as opposed to bad content; *not_yet: the notBefore of a certificate refused only
  * because it is not valid yet, else 0). */
@@ -523,8 +500,8 @@ static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *
 
 bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_set = *s;
-    g_sig[0] = stat_sig(s->cert_file);
-    g_sig[1] = stat_sig(s->key_file);
+    g_sig[0] = jg_file_sig_of(s->cert_file);
+    g_sig[1] = jg_file_sig_of(s->key_file);
     unsigned char dig[32];
     bool unread;
     int64_t not_yet; /* at startup a pair that is not valid yet is refused (exit 1) */
@@ -589,10 +566,10 @@ static bool settle_wait(long ms) {
 
 enum jg_tls_reload jg_tls_check_reload(bool force) {
     reap_retired(false);
-    struct file_sig s[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
+    struct jg_file_sig s[2] = {jg_file_sig_of(g_set.cert_file), jg_file_sig_of(g_set.key_file)};
     /* a pair refused as not valid yet, whose notBefore (second T: valid from T + 1) has passed */
     bool due = g_retry_at != 0 && (int64_t)time(NULL) > g_retry_at;
-    if (!force && !g_retry && !due && sig_eq(&s[0], &g_sig[0]) && sig_eq(&s[1], &g_sig[1]))
+    if (!force && !g_retry && !due && jg_file_sig_eq(&s[0], &g_sig[0]) && jg_file_sig_eq(&s[1], &g_sig[1]))
         return JG_TLS_UNCHANGED;
     if (due) {
         char when[32];
@@ -611,8 +588,8 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
      * script renaming them one after the other): wait until they stop changing. */
     for (int i = 0; i < 10; i++) {
         if (!settle_wait(SETTLE_STEP_MS)) return JG_TLS_UNCHANGED; /* shutting down */
-        struct file_sig t[2] = {stat_sig(g_set.cert_file), stat_sig(g_set.key_file)};
-        bool stable = sig_eq(&s[0], &t[0]) && sig_eq(&s[1], &t[1]);
+        struct jg_file_sig t[2] = {jg_file_sig_of(g_set.cert_file), jg_file_sig_of(g_set.key_file)};
+        bool stable = jg_file_sig_eq(&s[0], &t[0]) && jg_file_sig_eq(&s[1], &t[1]);
         s[0] = t[0];
         s[1] = t[1];
         if (stable) break;
@@ -694,6 +671,10 @@ static void *watch_main(void *arg) {
         if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
         doing("looking for changes", g_set.cert_file); /* stat(2) of both files */
         jg_tls_check_reload(force);
+        if (g_also) {
+            doing("looking for changes", g_also_path);
+            g_also(force);
+        }
         doing(NULL, NULL);
         pthread_mutex_lock(&g_mu);
     }
@@ -701,6 +682,11 @@ static void *watch_main(void *arg) {
     pthread_cond_broadcast(&g_done_cv);
     pthread_mutex_unlock(&g_mu);
     return NULL;
+}
+
+void jg_tls_watch_also(void (*check)(bool force), const char *path) {
+    g_also = check;
+    g_also_path = path;
 }
 
 bool jg_tls_watch_start(char *err, size_t errlen) {

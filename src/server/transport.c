@@ -23,6 +23,7 @@
 #include "jobguard/encode.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
+#include "jobguard/server/policywatch.h"
 #include "jobguard/server/tlscert.h"
 
 /* Ops port: probes and scrapers. Kubelet probes come from the node's IP, Prometheus from its
@@ -424,7 +425,10 @@ static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, do
 static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, struct req_ctx *r) {
     struct jg_outcome o;
     jg_outcome_init(&o);
-    jg_admit(cc->body.data ? cc->body.data : "", cc->body.len, &g_cfg.engine, &cc->resp, &o);
+    /* one snapshot decides the whole request; a reload meanwhile frees it only after release */
+    const struct jg_snapshot *snap = jg_snapshot_acquire();
+    jg_admit(cc->body.data ? cc->body.data : "", cc->body.len, &snap->cfg, &cc->resp, &o);
+    jg_snapshot_release(snap);
     enum MHD_Result ret;
     if (cc->resp.oom || !cc->resp.data) {
         static const char oom[] = "{\"response\":{\"uid\":\"\",\"allowed\":false,\"status\":"

@@ -675,7 +675,55 @@ function scenarios(ctx) {
     const ew = renderOk(ctx, 'lookup is namespaced', { upgrade: true, lookup: [elsewhere] });
     if (ew) c('lookup is namespaced: a Secret in another namespace is not reused', one(ew.docs, 'Secret')?.data?.['ca.crt'] !== secret.data['ca.crt']);
   }
+
+  // policy: {} renders nothing; a policy block becomes a ConfigMap (toJson), mounted whole and
+  // passed with --policy-file; the schema refuses wrong shapes and types
+  if (def) {
+    const ctr = mainContainer(one(def.docs, 'Deployment'));
+    c('default: no policy ConfigMap, no --policy-file, no policy volume', find(def.docs, 'ConfigMap').length === 0 &&
+      !(ctr?.args || []).includes('--policy-file') && !(ctr?.volumeMounts || []).some((m) => m.name === 'policy'));
+  }
+  const pol = renderOk(ctx, 'policy', { values: { policy: POLICY } });
+  if (pol) {
+    const docs = pol.docs;
+    const cm = one(docs, 'ConfigMap');
+    c('policy: one ConfigMap <fullname>-policy in the release namespace', cm?.metadata?.name === 'jobguard-policy' &&
+      cm.metadata.namespace === 'default', cm?.metadata?.name);
+    let parsed = null;
+    try { parsed = JSON.parse(cm?.data?.['policy.json']); } catch { /* checked below */ }
+    c('policy: ConfigMap policy.json is the values as JSON', eq(parsed, POLICY), cm?.data?.['policy.json']);
+    // run.sh hands this to the real `jobguard policy check`
+    if (ctx === main && cm?.data?.['policy.json']) fs.writeFileSync(path.join(opt.work, 'policy.json'), cm.data['policy.json']);
+    const dep = one(docs, 'Deployment');
+    const ctr = mainContainer(dep);
+    c('policy: --policy-file /policy/policy.json', argVal(ctr?.args, '--policy-file') === '/policy/policy.json', JSON.stringify(ctr?.args));
+    c('policy: flags still alternate with their values', (ctr?.args || []).slice(1).every((a, i) => (i % 2 === 0) === a.startsWith('--')));
+    const mount = (ctr?.volumeMounts || []).find((m) => m.mountPath === '/policy');
+    const vol = (dep?.spec?.template?.spec?.volumes || []).find((v) => v.name === mount?.name);
+    c('policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)',
+      !!mount && mount.readOnly === true && !mount.subPath && vol?.configMap?.name === cm?.metadata?.name &&
+      eq(vol.configMap.items, [{ key: 'policy.json', path: 'policy.json' }]), JSON.stringify([mount, vol]));
+    c('policy: no checksum annotation (a policy change is reloaded, not rolled out)',
+      !Object.keys(dep?.spec?.template?.metadata?.annotations || {}).some((k) => /checksum/.test(k)));
+  }
+  renderFails(ctx, 'schema rejects an unknown policy key', { values: { policy: { mode: { '*': 'warn' } } } }, /policy.*(Additional property mode is not allowed|additional properties 'mode' not allowed)/, { lint: true });
+  renderFails(ctx, 'schema rejects a policy mode "block"', { values: { policy: { modes: { '*': 'block' } } } }, /policy[./]modes[./]\*.*(must be one of)/, { lint: true });
+  renderFails(ctx, 'schema rejects allowUnlistedControllers "no"', { values: { policy: { allowUnlistedControllers: 'no' } } }, /policy[./]allowUnlistedControllers.*(Expected: boolean|want boolean)/, { lint: true });
+  renderFails(ctx, 'schema rejects a controller without a name', { values: { policy: { controllers: [{ namespaces: ['a'] }] } } }, /policy[./]controllers[./]0.*(name is required|missing property 'name')/, { lint: true });
+  renderFails(ctx, 'schema rejects a target without managedByPath', { values: { policy: { targets: [(({ managedByPath, ...rest }) => rest)(POLICY.targets[0])] } } }, /policy[./]targets[./]0.*(managedByPath is required|missing property 'managedByPath')/, { lint: true });
 }
+
+// The policy the chart tests render (every section of the file; jobguard accepts it: run.sh checks).
+const POLICY = {
+  targets: [{ group: 'kubeflow.org', versions: ['v1'], kind: 'JAXJob', resource: 'jaxjobs',
+    managedByPath: 'spec.runPolicy.managedBy', reservedValue: 'kubeflow.org/training-operator', delegationSupported: false,
+    nestedPaths: [{ path: 'spec.replicaSpecs[*].managedBy', reservedValue: '' }] }],
+  controllers: [{ name: 'kueue.x-k8s.io/multikueue', namespaces: ['team-*'],
+    statusWriters: { users: ['system:serviceaccount:kueue-system:kueue-controller-manager'], groups: [] } }],
+  allowUnlistedControllers: false,
+  statusWriterExemptGroups: ['system:masters'],
+  modes: { '*': 'deny', 'ALWAYS-ManagedByFormat': 'warn' },
+};
 
 // ---------------------------------------------------------------- helm package
 // Certificate material is new on every render in helm mode: mask it (certChecks covers it).
@@ -753,6 +801,10 @@ function mutationTests() {
     ['templates/deployment.yaml', '{{- $_ := set $c "labelSelector"', '{{- $_ := set $c "labelSelectorX"', 'default: spread over nodes (topology spread on hostname selecting the pods)'],
     ['templates/deployment.yaml', '            - --shutdown-delay\n', '', 'default: flags alternate with their values'],
     ['templates/poddisruptionbudget.yaml', '(gt (int64 .Values.replicaCount)', '(ge (int64 .Values.replicaCount)', 'replicaCount 1: no PDB that would block node drains'],
+    ['templates/policy.yaml', 'toJson .Values.policy', 'toYaml .Values.policy', 'policy: ConfigMap policy.json is the values as JSON'],
+    ['templates/deployment.yaml', '            - --policy-file\n            - /policy/policy.json\n', '', 'policy: --policy-file /policy/policy.json'],
+    ['templates/deployment.yaml', '              mountPath: /policy\n', '              mountPath: /policy\n              subPath: policy.json\n', 'policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)'],
+    ['values.schema.json', '"modes": {"type": "object", "additionalProperties": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}}', '"modes": {"type": "object"}', 'schema rejects a policy mode "block"'],
   ];
   const root = path.join(opt.work, 'mutants');
   fs.rmSync(root, { recursive: true, force: true });

@@ -200,6 +200,8 @@ for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k
 	check "helm $hv: openssl: tls.key is the key of tls.crt" \
 		test "$(openssl pkey -in "$t/tls.key" -pubout 2>/dev/null)" = "$(openssl x509 -in "$t/tls.crt" -noout -pubkey 2>/dev/null)"
 	[[ -x $bin ]] || continue
+	check "helm $hv: jobguard policy check accepts the policy ConfigMap the chart renders" \
+		"$bin" policy check "$work/render-$hv/policy.json"
 	# two free loopback ports (a busy CI machine may hold any given one)
 	for _ in $(seq 50); do
 		port=$((20000 + RANDOM % 20000))

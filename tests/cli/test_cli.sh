@@ -1,26 +1,7 @@
 #!/usr/bin/env bash
 # CLI contract of `jobguard check` / `jobguard rules`: exit codes, stdout/stderr, --explain,
 # raw --old/--new objects, flags. Usage: test_cli.sh JOBGUARD_BINARY CASES_DIR (tests/cases, holding r-<review>/review.json)
-set -u
-bin=$1
-cases=$2
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-expect_rc() { # name want_rc cmd...
-    local name=$1 want=$2
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name (rc $rc)"; else bad "$name: rc $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; fi
-}
-expect_grep() { # name file pattern
-    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in $(head -c 300 "$2")"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 expect_rc "allowed review exits 0" 0 "$bin" check "$cases/r-status-update-small/review.json"
 expect_grep "allowed response on stdout" "$tmp/out" '"allowed":true'
@@ -86,5 +67,4 @@ expect_grep "check help documents exit codes" "$tmp/out" "0 allowed, 1 denied, 2
 expect_rc "rules --help" 0 "$bin" rules --help
 expect_rc "unknown command" 2 "$bin" frobnicate
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -190,6 +190,16 @@ metric() {
 	curl -sS --max-time 5 "$OPS_URL/metrics" | awk -v k="$1" '$1 == k { v = $2 } END { print v == "" ? 0 : v }'
 }
 
+# wait_metric 'name{labels}' VALUE SECONDS: true once the metric has VALUE, false after SECONDS.
+wait_metric() {
+	local i
+	for i in $(seq 1 $(($3 * 10))); do
+		[[ $(metric "$1") == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # served_serial: serial number of the certificate the TLS port presents now (new handshake).
 served_serial() {
 	openssl s_client -connect "127.0.0.1:$PORT" -servername "$SVC_DNS" </dev/null 2>/dev/null |

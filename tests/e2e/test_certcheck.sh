@@ -108,15 +108,6 @@ start_server rot --tls-cert-file "$SEC/tls.crt" --tls-private-key-file "$SEC/tls
 	--cert-poll-interval 1 --shutdown-delay 0 || { fail "server start"; jg_finish; }
 OK='jobguard_certificate_reloads_total{result="success"}'
 KO='jobguard_certificate_reloads_total{result="failure"}'
-# wait_metric KEY VALUE SECONDS
-wait_metric() {
-	local i
-	for i in $(seq 1 $(($3 * 10))); do
-		[[ $(metric "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # last_rejection: the error of the last "certificate reload rejected" log line
 last_rejection() { grep '"msg":"certificate reload rejected' "$SERVER_LOG" | tail -1 | jq -r .error; }
 n=0

@@ -40,15 +40,6 @@ PIDS+=("$LOAD")
 LOOP=$!
 PIDS+=("$LOOP")
 
-# wait_metric KEY VALUE SECONDS
-wait_metric() {
-	local i
-	for i in $(seq 1 $(($3 * 10))); do
-		[[ $(metric "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 OK='jobguard_certificate_reloads_total{result="success"}'
 KO='jobguard_certificate_reloads_total{result="failure"}'
 sleep 1

@@ -17,6 +17,9 @@ void jg_metrics_http_response(unsigned code);
 void jg_metrics_in_flight(int delta);
 void jg_metrics_cert_reload(bool success);
 void jg_metrics_cert_expiry(int64_t unix_seconds);
+void jg_metrics_policy_reload(bool success);
+/* The sha256 (hex) of the policy now deciding requests; "" for none. */
+void jg_metrics_policy_serving(const char *sha256);
 
 void jg_metrics_render(jg_buf *out);
 

@@ -40,6 +40,10 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
                          gnutls_pcert_st **pcert, unsigned int *pcert_length,
                          gnutls_privkey_t *privkey);
 
+/* Before jg_tls_watch_start: the watcher also calls check(force) after each look at the pair
+ * (same poll interval, same SIGHUP); path names it in the "still busy" shutdown log. */
+void jg_tls_watch_also(void (*check)(bool force), const char *path);
+
 /* Starts / stops the watcher thread. */
 bool jg_tls_watch_start(char *err, size_t errlen);
 void jg_tls_request_reload(void); /* async-signal-unsafe: call from the signal thread */

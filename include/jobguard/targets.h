@@ -1,0 +1,20 @@
+/* targets: the workload kinds jobguard checks, one const row per kind. Today batch/v1 Job and
+ * CronJob; a policy file's `targets` row with the same group and kind replaces a built-in row
+ * (docs/policy.md). */
+#ifndef JOBGUARD_TARGETS_H
+#define JOBGUARD_TARGETS_H
+
+#include "jobguard/policy.h"
+
+extern const struct jg_policy_target jg_builtin_targets[];
+extern const size_t jg_builtin_target_count;
+
+/* The row for group/kind in effect under p (NULL p = built-ins only): the policy's own row if it
+ * has one, else the built-in row, else NULL. */
+const struct jg_policy_target *jg_target_find(const struct jg_policy *p, const char *group,
+                                              const char *kind);
+
+/* True when p has a row replacing built-in row i. */
+bool jg_target_builtin_replaced(const struct jg_policy *p, size_t i);
+
+#endif

@@ -1,0 +1,652 @@
+/* policy: reads the policy file (docs/policy.md) with jansson into an immutable snapshot. Every
+ * key and type is checked; the first problem found is reported as
+ *   <file>:<line>:<column>: <jansson's text>        (the bytes are not valid JSON)
+ *   <file>: <JSON path>: <what is wrong>            (valid JSON, invalid policy)
+ * jansson keeps no positions for parsed values, so semantic errors are located by JSON path. */
+#include "jobguard/policy.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobguard/names.h"
+#include "jobguard/readfile.h"
+#include "jobguard/verdict.h"
+
+/* Limits (docs/policy.md "Limits"): far above any real policy, low enough that a mistaken or
+ * hostile file cannot make a reload slow or large. */
+#define MAX_FILE_BYTES (1u << 20) /* the file: a ConfigMap holds at most 1 MiB */
+#define MAX_TARGETS 64            /* rows in "targets" */
+#define MAX_VERSIONS 16           /* "versions" of one row */
+#define MAX_NESTED 16             /* "nestedPaths" of one row */
+#define MAX_CONTROLLERS 1024      /* rows in "controllers" */
+#define MAX_LIST 1024             /* namespaces, users, groups, statusWriterExemptGroups */
+#define MAX_NAME 253              /* group, namespace glob, reservedValue, controller name */
+#define MAX_LABEL 63              /* kind, resource, version: DNS label length */
+#define MAX_IDENTITY 512          /* a user or group name ("system:serviceaccount:NS:NAME") */
+#define MAX_PATH 256              /* a managedByPath or nested path */
+#define MAX_PATH_SEGMENTS 16      /* fields in one path */
+
+struct ctx {
+    const char *name; /* the file, as the user named it */
+    char *err;
+    size_t cap;
+};
+
+/* Sets the one-line error: control bytes (a "\n" in a value or a key) are written as \n, \t or
+ * \xNN, so the message stays one line in a terminal and in a text log. */
+static void set_err(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t cap, const char *fmt, ...) {
+    char raw[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    size_t o = 0;
+    for (const unsigned char *r = (const unsigned char *)raw; *r && o + 1 < cap; r++) {
+        char esc[8];
+        if (*r == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (*r == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else if (*r < 0x20 || *r == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *r);
+        else {
+            err[o++] = (char)*r;
+            continue;
+        }
+        size_t n = strlen(esc);
+        if (o + n + 1 > cap) break;
+        memcpy(err + o, esc, n);
+        o += n;
+    }
+    if (cap) err[o] = '\0';
+}
+
+static bool fail(struct ctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail(struct ctx *c, const char *path, const char *fmt, ...) {
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    set_err(c->err, c->cap, "%s: %s: %s", c->name, path, what);
+    return false;
+}
+
+static const char *type_name(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+/* `parent.key` or `parent[i]` into out; a path longer than out (only an unknown key can make
+ * one) is cut, which only shortens the message. */
+static void child_key(char *out, size_t n, const char *parent, const char *key) {
+    if (snprintf(out, n, "%s%s%s", parent, parent[0] ? "." : "", key) >= (int)n) out[n - 1] = 0;
+}
+static void child_index(char *out, size_t n, const char *parent, size_t i) {
+    if (snprintf(out, n, "%s[%zu]", parent, i) >= (int)n) out[n - 1] = 0;
+}
+
+/* The object's keys are all in `allowed` (NULL-terminated). */
+static bool check_keys(struct ctx *c, const json_t *obj, const char *path,
+                       const char *const allowed[]) {
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        bool known = false;
+        for (size_t i = 0; allowed[i] && !known; i++)
+            known = strcmp(key, allowed[i]) == 0;
+        if (!known) {
+            char list[256] = "";
+            for (size_t i = 0; allowed[i]; i++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof list - l, "%s\"%s\"", i ? ", " : "", allowed[i]);
+            }
+            char p[MAX_PATH * 2];
+            child_key(p, sizeof p, path, key);
+            return fail(c, p, "unknown key (allowed here: %s)", list);
+        }
+    }
+    return true;
+}
+
+static bool want_type(struct ctx *c, const json_t *v, json_type t, const char *what,
+                      const char *path) {
+    if (json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v))) return true;
+    return fail(c, path, "must be %s, not %s", what, type_name(v));
+}
+
+static char *dup_str(struct ctx *c, const char *s, const char *path) {
+    char *d = strdup(s);
+    if (!d) fail(c, path, "out of memory");
+    return d;
+}
+
+/* A string member: required or optional (absent: *out untouched, true). Checks non-empty and
+ * at most max bytes. */
+static bool get_string(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                       bool required, bool allow_empty, size_t max, const json_t **out) {
+    char p[MAX_PATH * 2];
+    child_key(p, sizeof p, path, key);
+    const json_t *v = json_object_get(obj, key);
+    if (!v) return required ? fail(c, p, "required key is missing") : true;
+    if (!want_type(c, v, JSON_STRING, "a string", p)) return false;
+    size_t n = json_string_length(v);
+    if (n == 0 && !allow_empty) return fail(c, p, "must not be empty");
+    if (n > max) return fail(c, p, "is %zu bytes long, more than the limit of %zu", n, max);
+    *out = v;
+    return true;
+}
+
+static bool get_bool(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                     bool *out) {
+    char p[MAX_PATH * 2];
+    child_key(p, sizeof p, path, key);
+    const json_t *v = json_object_get(obj, key);
+    if (!v) return true;
+    if (!want_type(c, v, JSON_TRUE, "true or false", p)) return false;
+    *out = json_is_true(v);
+    return true;
+}
+
+/* An array member (absent: *out = NULL), at most max elements. */
+static bool get_array(struct ctx *c, const json_t *obj, const char *key, const char *path,
+                      size_t max, const json_t **out) {
+    char p[MAX_PATH * 2];
+    child_key(p, sizeof p, path, key);
+    const json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v) return true;
+    if (!want_type(c, v, JSON_ARRAY, "an array", p)) return false;
+    if (json_array_size(v) > max)
+        return fail(c, p, "has %zu elements, more than the limit of %zu", json_array_size(v), max);
+    *out = v;
+    return true;
+}
+
+typedef bool (*str_check)(struct ctx *c, const char *s, const char *path);
+
+/* An array of unique strings into v, each checked by `check` (NULL: any non-empty string). */
+static bool get_strv(struct ctx *c, const json_t *arr, const char *path, size_t max_len,
+                     str_check check, struct jg_strv *v) {
+    size_t n = json_array_size(arr);
+    v->v = calloc(n ? n : 1, sizeof *v->v);
+    if (!v->v) return fail(c, path, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char p[MAX_PATH * 2];
+        child_index(p, sizeof p, path, i);
+        const json_t *e = json_array_get(arr, i);
+        if (!want_type(c, e, JSON_STRING, "a string", p)) return false;
+        const char *s = json_string_value(e);
+        size_t len = json_string_length(e);
+        if (len == 0) return fail(c, p, "must not be empty");
+        if (len > max_len)
+            return fail(c, p, "is %zu bytes long, more than the limit of %zu", len, max_len);
+        if (check && !check(c, s, p)) return false;
+        for (size_t j = 0; j < v->n; j++)
+            if (strcmp(v->v[j], s) == 0)
+                return fail(c, p, "duplicate value \"%s\" (also at index %zu)", s, j);
+        if (!(v->v[v->n] = dup_str(c, s, p))) return false;
+        v->n++;
+    }
+    return true;
+}
+
+/* --- value syntaxes --- */
+
+static bool is_dns_label(const char *s) {
+    size_t n = strlen(s);
+    return n <= MAX_LABEL && strchr(s, '.') == NULL && jg_is_dns1123_subdomain((jg_str){s, n});
+}
+
+static bool check_version(struct ctx *c, const char *s, const char *path) {
+    if (is_dns_label(s)) return true;
+    return fail(c, path,
+                "\"%s\" is not an API version (a lowercase RFC 1123 label such as \"v1\" or "
+                "\"v2beta1\")",
+                s);
+}
+
+/* A managedBy value, with Kubernetes' own message for what is wrong with it. */
+static bool check_managed_by_value(struct ctx *c, const char *s, const char *path) {
+    struct jg_errors e;
+    jg_errors_init(&e);
+    jg_check_managed_by((jg_str){s, strlen(s)}, path, &e);
+    bool ok = e.n == 0 && !e.oom;
+    if (!ok) {
+        char what[600] = "";
+        for (size_t i = 0; i < e.n; i++) {
+            jg_str b = jg_err_body(&e, i);
+            size_t l = strlen(what);
+            snprintf(what + l, sizeof what - l, "%s%.*s", i ? "; " : "", (int)b.n, b.p);
+        }
+        fail(c, path, "%s", e.oom ? "out of memory" : what);
+    }
+    jg_errors_free(&e);
+    return ok;
+}
+
+/* fnmatch(3) glob over namespace names: [a-z0-9-] plus * and ?, and bracket expressions
+ * [...] / [!...] of those characters. */
+static bool check_namespace_glob(struct ctx *c, const char *s, const char *path) {
+    static const char hint[] = "(namespace characters a-z, 0-9 and '-', with the glob operators "
+                               "*, ? and [...] / [!...])";
+    for (size_t i = 0; s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '[') {
+            size_t j = i + 1;
+            if (s[j] == '!') j++;
+            size_t first = j;
+            for (; s[j] && s[j] != ']'; j++) {
+                unsigned char b = (unsigned char)s[j];
+                if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
+                    return fail(c, path,
+                                "\"%s\": character '%c' at byte %zu is not allowed in "
+                                "a bracket expression %s",
+                                s, b, j, hint);
+            }
+            if (!s[j]) return fail(c, path, "\"%s\": '[' at byte %zu is not closed %s", s, i, hint);
+            if (j == first)
+                return fail(c, path, "\"%s\": empty bracket expression at byte %zu %s", s, i, hint);
+            i = j;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                     ch == '*' || ch == '?')) {
+            if (ch >= 0x20 && ch < 0x7f)
+                return fail(c, path, "\"%s\": character '%c' at byte %zu is not allowed %s", s, ch,
+                            i, hint);
+            return fail(c, path, "byte 0x%02x at byte %zu is not allowed %s", ch, i, hint);
+        }
+    }
+    return true;
+}
+
+/* Field paths (docs/policy.md "Field paths"):
+ *   path    = segment *( "." segment )
+ *   segment = name [ "[*]" ]          ; [*]: every element of a list
+ *   name    = ( ALPHA / "_" ) *( ALPHA / DIGIT / "_" / "-" )
+ * The last segment names the string field, so it has no [*]. */
+static bool check_field_path(struct ctx *c, const char *s, const char *path) {
+    static const char grammar[] = "(field names [A-Za-z_][A-Za-z0-9_-]* joined by '.', each "
+                                  "optionally followed by [*] for every list element, e.g. "
+                                  "spec.replicatedJobs[*].template.spec.managedBy)";
+    size_t segments = 0, i = 0;
+    for (;;) {
+        size_t start = i;
+        char ch = s[i];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_'))
+            return fail(c, path,
+                        "\"%s\" is not a field path: a field name must start at byte %zu %s", s,
+                        start, grammar);
+        while ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+               (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-')
+            i++;
+        if (++segments > MAX_PATH_SEGMENTS)
+            return fail(c, path, "\"%s\" has more than %d fields", s, MAX_PATH_SEGMENTS);
+        bool list = strncmp(s + i, "[*]", 3) == 0;
+        if (list) i += 3;
+        if (s[i] == '\0') {
+            if (list)
+                return fail(c, path,
+                            "\"%s\" is not a field path: it must end with the string field, not "
+                            "[*] %s",
+                            s, grammar);
+            return true;
+        }
+        if (s[i] != '.')
+            return fail(c, path, "\"%s\" is not a field path: unexpected '%c' at byte %zu %s", s,
+                        s[i], i, grammar);
+        i++;
+    }
+}
+
+/* --- sections --- */
+
+static bool read_nested(struct ctx *c, const json_t *arr, const char *path, bool check_format,
+                        const char *main_path, struct jg_policy_target *t) {
+    static const char *const keys[] = {"path", "reservedValue", NULL};
+    size_t n = json_array_size(arr);
+    t->nested = calloc(n ? n : 1, sizeof *t->nested);
+    if (!t->nested) return fail(c, path, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char p[MAX_PATH * 2];
+        child_index(p, sizeof p, path, i);
+        const json_t *o = json_array_get(arr, i), *jp = NULL, *jr = NULL;
+        if (!want_type(c, o, JSON_OBJECT, "an object", p) || !check_keys(c, o, p, keys) ||
+            !get_string(c, o, "path", p, true, false, MAX_PATH, &jp) ||
+            !get_string(c, o, "reservedValue", p, true, true, MAX_NAME, &jr))
+            return false;
+        char pp[MAX_PATH * 2];
+        child_key(pp, sizeof pp, p, "path");
+        const char *ps = json_string_value(jp), *rs = json_string_value(jr);
+        if (!check_field_path(c, ps, pp)) return false;
+        if (strcmp(ps, main_path) == 0) return fail(c, pp, "\"%s\" is the row's managedByPath", ps);
+        for (size_t j = 0; j < t->n_nested; j++)
+            if (strcmp(t->nested[j].path, ps) == 0)
+                return fail(c, pp, "duplicate path \"%s\" (also at index %zu)", ps, j);
+        char rp[MAX_PATH * 2];
+        child_key(rp, sizeof rp, p, "reservedValue");
+        if (rs[0] && check_format && !check_managed_by_value(c, rs, rp)) return false;
+        struct jg_policy_nested *nd = &t->nested[t->n_nested];
+        if (!(nd->path = dup_str(c, ps, pp)) || !(nd->reserved_value = dup_str(c, rs, rp)))
+            return false;
+        t->n_nested++;
+    }
+    return true;
+}
+
+static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                        struct jg_policy_target *t) {
+    static const char *const keys[] = {"group",       "versions",      "kind",
+                                       "resource",    "managedByPath", "reservedValue",
+                                       "nestedPaths", "checkFormat",   "delegationSupported",
+                                       NULL};
+    const json_t *group = NULL, *kind = NULL, *res = NULL, *mbp = NULL, *rv = NULL, *vers = NULL,
+                 *nested = NULL;
+    char sub[MAX_PATH * 2];
+    t->check_format = true;
+    t->delegation_supported = true;
+    if (!want_type(c, o, JSON_OBJECT, "an object", p) || !check_keys(c, o, p, keys) ||
+        !get_string(c, o, "group", p, true, true, MAX_NAME, &group) ||
+        !get_string(c, o, "kind", p, true, false, MAX_LABEL, &kind) ||
+        !get_string(c, o, "resource", p, true, false, MAX_LABEL, &res) ||
+        !get_string(c, o, "managedByPath", p, true, false, MAX_PATH, &mbp) ||
+        !get_string(c, o, "reservedValue", p, true, false, MAX_NAME, &rv) ||
+        !get_bool(c, o, "checkFormat", p, &t->check_format) ||
+        !get_bool(c, o, "delegationSupported", p, &t->delegation_supported) ||
+        !get_array(c, o, "versions", p, MAX_VERSIONS, &vers) ||
+        !get_array(c, o, "nestedPaths", p, MAX_NESTED, &nested))
+        return false;
+    const char *gs = json_string_value(group), *ks = json_string_value(kind),
+               *rs = json_string_value(res), *ms = json_string_value(mbp),
+               *vs = json_string_value(rv);
+    child_key(sub, sizeof sub, p, "group");
+    if (gs[0] && !jg_is_dns1123_subdomain((jg_str){gs, strlen(gs)}))
+        return fail(c, sub,
+                    "\"%s\" is not an API group (\"\" for the core group, or a lowercase RFC "
+                    "1123 subdomain such as \"jobset.x-k8s.io\")",
+                    gs);
+    child_key(sub, sizeof sub, p, "kind");
+    bool camel = ks[0] >= 'A' && ks[0] <= 'Z';
+    for (size_t i = 1; camel && ks[i]; i++)
+        camel = (ks[i] >= 'A' && ks[i] <= 'Z') || (ks[i] >= 'a' && ks[i] <= 'z') ||
+                (ks[i] >= '0' && ks[i] <= '9');
+    if (!camel)
+        return fail(c, sub,
+                    "\"%s\" is not a kind (an upper-case letter, then letters and digits, such "
+                    "as \"JobSet\")",
+                    ks);
+    child_key(sub, sizeof sub, p, "resource");
+    if (!is_dns_label(rs))
+        return fail(c, sub,
+                    "\"%s\" is not a resource (the plural, a lowercase RFC 1123 label such as "
+                    "\"jobsets\")",
+                    rs);
+    child_key(sub, sizeof sub, p, "versions");
+    if (!vers) return fail(c, sub, "required key is missing");
+    if (json_array_size(vers) == 0) return fail(c, sub, "must list at least one version");
+    if (!get_strv(c, vers, sub, MAX_LABEL, check_version, &t->versions)) return false;
+    child_key(sub, sizeof sub, p, "managedByPath");
+    if (!check_field_path(c, ms, sub)) return false;
+    child_key(sub, sizeof sub, p, "reservedValue");
+    if (t->check_format && !check_managed_by_value(c, vs, sub)) return false;
+    for (size_t j = 0; j < (size_t)(t - pol->targets); j++) { /* the rows before this one */
+        const struct jg_policy_target *u = &pol->targets[j];
+        if (strcmp(u->group, gs) == 0 && strcmp(u->kind, ks) == 0)
+            return fail(c, p,
+                        "a second row for kind %s of group \"%s\" (the first is targets[%zu])", ks,
+                        gs, j);
+        if (strcmp(u->group, gs) == 0 && strcmp(u->resource, rs) == 0)
+            return fail(c, p,
+                        "a second row for resource %s of group \"%s\" (the first is targets[%zu])",
+                        rs, gs, j);
+    }
+    if (!(t->group = dup_str(c, gs, p)) || !(t->kind = dup_str(c, ks, p)) ||
+        !(t->resource = dup_str(c, rs, p)) || !(t->managed_by_path = dup_str(c, ms, p)) ||
+        !(t->reserved_value = dup_str(c, vs, p)))
+        return false;
+    child_key(sub, sizeof sub, p, "nestedPaths");
+    return !nested || read_nested(c, nested, sub, t->check_format, ms, t);
+}
+
+static bool read_controller(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                            struct jg_policy_controller *k) {
+    static const char *const keys[] = {"name", "namespaces", "statusWriters", NULL};
+    static const char *const sw_keys[] = {"users", "groups", NULL};
+    const json_t *name = NULL, *ns = NULL;
+    char sub[MAX_PATH * 2];
+    if (!want_type(c, o, JSON_OBJECT, "an object", p) || !check_keys(c, o, p, keys) ||
+        !get_string(c, o, "name", p, true, false, MAX_NAME, &name) ||
+        !get_array(c, o, "namespaces", p, MAX_LIST, &ns))
+        return false;
+    const char *s = json_string_value(name);
+    child_key(sub, sizeof sub, p, "name");
+    if (!check_managed_by_value(c, s, sub)) return false;
+    for (size_t j = 0; j < (size_t)(k - pol->controllers); j++)
+        if (strcmp(pol->controllers[j].name, s) == 0)
+            return fail(c, sub, "duplicate controller \"%s\" (also controllers[%zu])", s, j);
+    if (!(k->name = dup_str(c, s, sub))) return false;
+    child_key(sub, sizeof sub, p, "namespaces");
+    if (ns && !get_strv(c, ns, sub, MAX_NAME, check_namespace_glob, &k->namespaces)) return false;
+    child_key(sub, sizeof sub, p, "statusWriters");
+    const json_t *sw = json_object_get(o, "statusWriters"), *users = NULL, *groups = NULL;
+    if (!sw) return true;
+    if (!want_type(c, sw, JSON_OBJECT, "an object", sub) || !check_keys(c, sw, sub, sw_keys) ||
+        !get_array(c, sw, "users", sub, MAX_LIST, &users) ||
+        !get_array(c, sw, "groups", sub, MAX_LIST, &groups))
+        return false;
+    k->has_status_writers = true;
+    char lp[MAX_PATH * 2];
+    child_key(lp, sizeof lp, sub, "users");
+    if (users && !get_strv(c, users, lp, MAX_IDENTITY, NULL, &k->writer_users)) return false;
+    child_key(lp, sizeof lp, sub, "groups");
+    return !groups || get_strv(c, groups, lp, MAX_IDENTITY, NULL, &k->writer_groups);
+}
+
+typedef bool (*row_reader)(struct ctx *c, const json_t *o, const char *path, struct jg_policy *pol,
+                           size_t i);
+
+static bool target_row(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                       size_t i) {
+    return read_target(c, o, p, pol, &pol->targets[i]);
+}
+
+static bool controller_row(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
+                           size_t i) {
+    return read_controller(c, o, p, pol, &pol->controllers[i]);
+}
+
+/* Each element of arr (NULL: none) through `row`; *n counts the rows begun, so that a half-read
+ * row is freed with the rest. */
+static bool read_rows(struct ctx *c, const json_t *arr, const char *name, row_reader row,
+                      struct jg_policy *pol, size_t *n) {
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char p[64];
+        child_index(p, sizeof p, name, i);
+        *n = i + 1;
+        if (!row(c, json_array_get(arr, i), p, pol, i)) return false;
+    }
+    return true;
+}
+
+static bool read_modes(struct ctx *c, const json_t *modes, struct jg_policy *pol) {
+    if (!want_type(c, modes, JSON_OBJECT, "an object", "modes")) return false;
+    const json_t *star = json_object_get(modes, "*");
+    enum jg_mode def = JG_MODE_DENY;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)modes, key, v) {
+        char p[MAX_PATH * 2];
+        child_key(p, sizeof p, "modes", key);
+        const struct jg_rule *r = strcmp(key, "*") == 0 ? NULL : jg_rule_find(key);
+        if (!r && strcmp(key, "*") != 0)
+            return fail(c, p, "unknown rule ID (see 'jobguard rules'; \"*\" sets the default)");
+        if (!want_type(c, v, JSON_STRING, "a string", p)) return false;
+        enum jg_mode m;
+        if (!jg_mode_parse(json_string_value(v), &m))
+            return fail(c, p, "mode \"%s\" is not one of \"deny\", \"warn\", \"audit\", \"off\"",
+                        json_string_value(v));
+        if (v == star) def = m;
+    }
+    for (size_t i = 0; i < sizeof pol->mode; i++)
+        pol->mode[i] = (unsigned char)def;
+    json_object_foreach((json_t *)modes, key, v) {
+        const struct jg_rule *r = jg_rule_find(key);
+        enum jg_mode m;
+        if (r && jg_mode_parse(json_string_value(v), &m)) pol->mode[r->id] = (unsigned char)m;
+    }
+    return true;
+}
+
+static bool read_policy(struct ctx *c, const json_t *root, struct jg_policy *pol) {
+    static const char *const keys[] = {
+        "targets", "controllers", "allowUnlistedControllers", "statusWriterExemptGroups",
+        "modes",   NULL};
+    if (!json_is_object(root))
+        return fail(c, "top level", "must be an object, not %s", type_name(root));
+    const json_t *targets = NULL, *controllers = NULL, *exempt = NULL;
+    pol->allow_unlisted_controllers = true;
+    if (!check_keys(c, root, "", keys) ||
+        !get_array(c, root, "targets", "", MAX_TARGETS, &targets) ||
+        !get_array(c, root, "controllers", "", MAX_CONTROLLERS, &controllers) ||
+        !get_array(c, root, "statusWriterExemptGroups", "", MAX_LIST, &exempt) ||
+        !get_bool(c, root, "allowUnlistedControllers", "", &pol->allow_unlisted_controllers))
+        return false;
+    size_t nt = json_array_size(targets), nc = json_array_size(controllers); /* 0 if absent */
+    if ((nt && !(pol->targets = calloc(nt, sizeof *pol->targets))) ||
+        (nc && !(pol->controllers = calloc(nc, sizeof *pol->controllers))))
+        return fail(c, "top level", "out of memory");
+    if (!read_rows(c, targets, "targets", target_row, pol, &pol->n_targets) ||
+        !read_rows(c, controllers, "controllers", controller_row, pol, &pol->n_controllers))
+        return false;
+    if (exempt) {
+        if (!get_strv(c, exempt, "statusWriterExemptGroups", MAX_IDENTITY, NULL,
+                      &pol->status_writer_exempt))
+            return false;
+    } else { /* the default: cluster admins may always write status (break glass) */
+        struct jg_strv *v = &pol->status_writer_exempt;
+        if (!(v->v = calloc(1, sizeof *v->v)) ||
+            !(v->v[0] = dup_str(c, "system:masters", "statusWriterExemptGroups")))
+            return fail(c, "statusWriterExemptGroups", "out of memory");
+        v->n = 1;
+    }
+    const json_t *modes = json_object_get(root, "modes");
+    return !modes || read_modes(c, modes, pol);
+}
+
+static void sha256_hex(const char *data, size_t len, char out[65]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    out[0] = '\0';
+    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
+    for (unsigned i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
+                                        size_t errcap) {
+    struct ctx c = {name, err, errcap};
+    if (len > MAX_FILE_BYTES) {
+        set_err(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len, MAX_FILE_BYTES);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        /* jansson names its own flag when it meets \u0000; the user needs only the fact */
+        char *flag = strstr(je.text, " without JSON_ALLOW_NUL");
+        if (flag) memmove(flag, flag + 23, strlen(flag + 23) + 1);
+        set_err(err, errcap, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+        return NULL;
+    }
+    struct jg_policy *p = calloc(1, sizeof *p);
+    bool ok = p ? read_policy(&c, root, p) : fail(&c, "top level", "out of memory");
+    json_decref(root);
+    if (!ok) {
+        jg_policy_free(p);
+        return NULL;
+    }
+    sha256_hex(json, len, p->sha256);
+    return p;
+}
+
+struct jg_policy *jg_policy_load_file(const char *path, char *err, size_t errcap) {
+    jg_buf b = JG_BUF_INIT;
+    char why[512];
+    if (!jg_read_regular_file(path, MAX_FILE_BYTES, &b, why, sizeof why)) {
+        set_err(err, errcap, "%s", why);
+        jg_buf_free(&b);
+        return NULL;
+    }
+    struct jg_policy *p = jg_policy_load_buffer(path, b.data, b.len, err, errcap);
+    jg_buf_free(&b);
+    return p;
+}
+
+static void strv_free(struct jg_strv *v) {
+    for (size_t i = 0; i < v->n; i++)
+        free(v->v[i]);
+    free(v->v);
+}
+
+void jg_policy_free(struct jg_policy *p) {
+    if (!p) return;
+    for (size_t i = 0; i < p->n_targets; i++) {
+        struct jg_policy_target *t = &p->targets[i];
+        free(t->group);
+        strv_free(&t->versions);
+        free(t->kind);
+        free(t->resource);
+        free(t->managed_by_path);
+        free(t->reserved_value);
+        for (size_t j = 0; j < t->n_nested; j++) {
+            free(t->nested[j].path);
+            free(t->nested[j].reserved_value);
+        }
+        free(t->nested);
+    }
+    free(p->targets);
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        struct jg_policy_controller *k = &p->controllers[i];
+        free(k->name);
+        strv_free(&k->namespaces);
+        strv_free(&k->writer_users);
+        strv_free(&k->writer_groups);
+    }
+    free(p->controllers);
+    strv_free(&p->status_writer_exempt);
+    free(p);
+}
+
+void jg_policy_apply(const struct jg_policy *p, struct jg_config *cfg) {
+    for (size_t i = 0; i < sizeof cfg->mode; i++) {
+        uint64_t bit = UINT64_C(1) << i;
+        if (cfg->disabled & bit) {
+            cfg->mode[i] = JG_MODE_OFF;
+            continue;
+        }
+        cfg->mode[i] = p ? p->mode[i] : JG_MODE_DENY;
+        /* "off" is also a disabled rule: the engine does not evaluate it */
+        if (cfg->mode[i] == JG_MODE_OFF && i < JG_RULE_COUNT) cfg->disabled |= bit;
+    }
+    cfg->policy = p;
+}

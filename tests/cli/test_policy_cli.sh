@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# CLI contract of the policy file: `jobguard policy check|show` and `jobguard check --policy-file`
+# (docs/policy.md): exit codes, the summary line, errors with file and position, the effective
+# policy as JSON. Usage: test_policy_cli.sh JOBGUARD_BINARY CASES_DIR (tests/cases)
+source "$(dirname "$0")/lib.sh"
+
+json_get() { # file python-expression-on-d
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+cat >"$tmp/policy.json" <<'J'
+{
+  "targets": [
+    {"group": "batch", "versions": ["v1"], "kind": "Job", "resource": "jobs",
+     "managedByPath": "spec.managedBy", "reservedValue": "kubernetes.io/job-controller"}
+  ],
+  "controllers": [{"name": "kueue.x-k8s.io/multikueue", "namespaces": ["team-*"]}],
+  "allowUnlistedControllers": false,
+  "modes": {"ALWAYS-ManagedByImmutable": "off"}
+}
+J
+sha=$(sha256sum "$tmp/policy.json" | cut -d' ' -f1)
+
+# --- policy check ---
+expect_rc "policy check valid" 0 "$bin" policy check "$tmp/policy.json"
+expect_grep "summary line" "$tmp/out" "$tmp/policy.json: valid: 1 target row (1 replacing a built-in), 1 controller, allowUnlistedControllers false, 1 rule not in deny mode, sha256 $sha"
+expect_eq "summary is one line" "$(wc -l <"$tmp/out")" 1
+
+printf '{\n  "controllers": [\n    {"name": "kueue.x-k8s.io/multikueue", "namespaces": ["Team-*"]}\n  ]\n}\n' >"$tmp/bad.json"
+expect_rc "policy check invalid exits 2" 2 "$bin" policy check "$tmp/bad.json"
+expect_grep "error names file, JSON path and problem" "$tmp/err" "jobguard policy check: $tmp/bad.json: controllers[0].namespaces[0]: \"Team-*\": character 'T' at byte 0 is not allowed"
+expect_eq "nothing on stdout when invalid" "$(wc -c <"$tmp/out")" 0
+printf '{\n  "modes": {"*": "warn",}\n}\n' >"$tmp/syntax.json"
+expect_rc "policy check syntax error exits 2" 2 "$bin" policy check "$tmp/syntax.json"
+expect_grep "syntax error has line:column" "$tmp/err" "$tmp/syntax.json:2:25: string or '}' expected near '}'"
+expect_rc "policy check missing file" 2 "$bin" policy check "$tmp/nope.json"
+expect_grep "missing file named" "$tmp/err" "$tmp/nope.json"
+expect_rc "policy check a directory" 2 "$bin" policy check "$tmp"
+expect_grep "directory refused" "$tmp/err" "is a directory"
+expect_rc "policy without subcommand" 2 "$bin" policy
+expect_rc "policy check without file" 2 "$bin" policy check
+expect_rc "policy unknown subcommand" 2 "$bin" policy lint "$tmp/policy.json"
+expect_rc "policy --help" 0 "$bin" policy --help
+expect_grep "help names both subcommands" "$tmp/out" "jobguard policy show [FILE]"
+expect_rc "top-level help" 0 "$bin" --help
+expect_grep "top-level help lists policy" "$tmp/out" "  policy "
+
+# --- policy show ---
+expect_rc "policy show defaults" 0 "$bin" policy show
+cp "$tmp/out" "$tmp/defaults.json"
+expect_eq "defaults: source" "$(json_get "$tmp/defaults.json" 'd["source"]')" "defaults (no policy file)"
+expect_eq "defaults: built-in targets" "$(json_get "$tmp/defaults.json" '[(t["group"],t["versions"],t["kind"],t["resource"],t["managedByPath"],t["reservedValue"],t["source"]) for t in d["targets"]]')" \
+    "[('batch', ['v1'], 'Job', 'jobs', 'spec.managedBy', 'kubernetes.io/job-controller', 'built-in'), ('batch', ['v1'], 'CronJob', 'cronjobs', 'spec.jobTemplate.spec.managedBy', 'kubernetes.io/job-controller', 'built-in')]"
+expect_eq "defaults: allowUnlistedControllers" "$(json_get "$tmp/defaults.json" 'd["allowUnlistedControllers"]')" "True"
+expect_eq "defaults: exempt groups" "$(json_get "$tmp/defaults.json" 'd["statusWriterExemptGroups"]')" "['system:masters']"
+nrules=$("$bin" rules | grep -c '^  field:')
+expect_eq "defaults: a mode for every rule" "$(json_get "$tmp/defaults.json" 'len(d["modes"])')" "$nrules"
+expect_eq "defaults: every mode deny" "$(json_get "$tmp/defaults.json" 'sorted(set(d["modes"].values()))')" "['deny']"
+
+expect_rc "policy show FILE" 0 "$bin" policy show "$tmp/policy.json"
+cp "$tmp/out" "$tmp/show.json"
+expect_eq "show: sha256" "$(json_get "$tmp/show.json" 'd["sha256"]')" "$sha"
+expect_eq "show: Job row replaced, CronJob built-in" "$(json_get "$tmp/show.json" '[(t["kind"],t["source"]) for t in d["targets"]]')" \
+    "[('CronJob', 'built-in'), ('Job', 'policy (replaces built-in)')]"
+expect_eq "show: controller" "$(json_get "$tmp/show.json" 'd["controllers"]')" "[{'name': 'kueue.x-k8s.io/multikueue', 'namespaces': ['team-*']}]"
+expect_eq "show: mode override" "$(json_get "$tmp/show.json" 'd["modes"]["ALWAYS-ManagedByImmutable"]+","+d["modes"]["ALWAYS-ManagedByFormat"]')" "off,deny"
+expect_rc "policy show invalid" 2 "$bin" policy show "$tmp/bad.json"
+expect_grep "show names the problem" "$tmp/err" "controllers[0].namespaces[0]"
+
+# --- jobguard rules lists the targets after the rules ---
+expect_rc "rules" 0 "$bin" rules
+expect_eq "rules: Job target" "$(grep -A2 '^  batch/v1 Job (jobs)$' "$tmp/out")" "$(printf '%s\n' '  batch/v1 Job (jobs)' \
+    '    managedBy:      spec.managedBy' '    reserved value: kubernetes.io/job-controller')"
+expect_eq "rules: CronJob target" "$(grep -A2 '^  batch/v1 CronJob (cronjobs)$' "$tmp/out")" "$(printf '%s\n' '  batch/v1 CronJob (cronjobs)' \
+    '    managedBy:      spec.jobTemplate.spec.managedBy' '    reserved value: kubernetes.io/job-controller')"
+
+# --- check --policy-file ---
+review=$cases/r-update-managedby-changed/review.json
+expect_rc "without policy: immutable denies" 1 "$bin" check "$review"
+expect_rc "policy mode off allows" 0 "$bin" check --policy-file "$tmp/policy.json" "$review"
+expect_grep "allowed response" "$tmp/out" '"allowed":true'
+printf '{"modes": {"*": "off", "ALWAYS-ManagedByImmutable": "deny"}}' >"$tmp/deny.json"
+expect_rc "policy mode deny still denies" 1 "$bin" check --policy-file "$tmp/deny.json" "$review"
+expect_grep "denied with the immutable message" "$tmp/out" "field is immutable"
+expect_rc "--disable-rule wins over a deny mode" 0 "$bin" check --disable-rule ALWAYS-ManagedByImmutable --policy-file "$tmp/deny.json" "$review"
+expect_rc "--disable-rule after --policy-file too" 0 "$bin" check --policy-file "$tmp/deny.json" --disable-rule ALWAYS-ManagedByImmutable "$review"
+expect_rc "check --policy-file invalid exits 2" 2 "$bin" check --policy-file "$tmp/bad.json" "$review"
+expect_grep "check names the policy problem" "$tmp/err" "jobguard check: --policy-file: $tmp/bad.json: controllers[0].namespaces[0]"
+expect_eq "no response printed for an invalid policy" "$(wc -c <"$tmp/out")" 0
+expect_rc "check --policy-file without value" 2 "$bin" check --policy-file
+expect_rc "check --help documents --policy-file" 0 "$bin" check --help
+expect_grep "check help" "$tmp/out" "--policy-file FILE"
+
+finish
