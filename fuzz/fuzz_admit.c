@@ -62,7 +62,7 @@ static void check_response(const jg_buf *response, const struct jg_outcome *o) {
         CHECK(json_is_string(json_object_get(status, "message")));
         CHECK(json_string_length(json_object_get(status, "message")) > 0);
     }
-    if (o->verdict == JG_VERDICT_DENIED) {
+    if (o->verdict == JG_VERDICT_DENIED && o->code == 422) {
         json_t *causes = json_object_get(json_object_get(status, "details"), "causes");
         CHECK(json_is_array(causes));
         CHECK(json_array_size(causes) >= 1);

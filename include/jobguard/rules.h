@@ -44,6 +44,9 @@ enum jg_rule_id {
     JG_R_START_TIME_UPDATE_UNSUSPENDED,
     JG_R_SCM_DISABLE,
     JG_R_SCM_AFTER_COMPLETE,
+    /* policy rules (docs/rules.md §11): only with a policy (jg_config.policy) */
+    JG_R_POLICY_ALLOWED_CONTROLLERS,
+    JG_R_POLICY_STATUS_WRITERS,
     JG_RULE_COUNT
 };
 /* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[64]. */
@@ -96,8 +99,21 @@ extern const struct jg_rule jg_rules[JG_RULE_COUNT];
 /* Returns the rule named `name` (case-sensitive), or NULL. */
 const struct jg_rule *jg_rule_find(const char *name);
 
-/* Runs every rule that applies to the request, appending errors in upstream order. */
+/* The mode rule `id` has under `cfg`: off when in cfg->disabled, else cfg->mode[id] (an
+ * out-of-range value counts as deny). */
+enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id);
+
+/* Runs every rule that applies to the request and is in out->only and not off, appending errors
+ * in upstream order. */
 void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *out);
+
+/* Runs the rules once per mode in use: out[m] (initialised by the caller) receives the errors of
+ * the rules whose mode is m, for m = deny, warn, audit. A mode no rule has costs nothing. */
+void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg,
+                       struct jg_errors out[JG_MODE_OFF]);
+
+/* The value Kubernetes reserves for its own Job controller (docs/rules.md §2.1). */
+#define JG_JOB_CONTROLLER "kubernetes.io/job-controller"
 
 /* §2.2 IsDomainPrefixedPath + §2.3 length on one value, errors at `field`. */
 void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out);

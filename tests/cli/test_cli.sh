@@ -75,7 +75,7 @@ expect_grep "wrong type names the field" "$tmp/err" "old object.status.active: m
 expect_rc "rules" 0 "$bin" rules
 expect_grep "rules lists an upstream option" "$tmp/out" "RejectMutatingCompletionTime"
 n=$(grep -c '^  field:' "$tmp/out")
-if [ "$n" = 35 ]; then ok "rules prints 35 rules"; else bad "rules prints $n rules, want 35"; fi
+if [ "$n" = 37 ]; then ok "rules prints 37 rules"; else bad "rules prints $n rules, want 37"; fi
 expect_rc "rules --markdown" 0 "$bin" rules --markdown
 expect_grep "markdown table" "$tmp/out" "| 1 | \`ALWAYS-ManagedByFormat\`"
 expect_rc "--version" 0 "$bin" --version
