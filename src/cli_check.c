@@ -57,6 +57,10 @@ static bool parse_config_flag(const char *flag, const char *value, struct jg_con
 
 static void explain(const struct jg_outcome *o, const char *kind) {
     const char *who = o->name[0] ? o->name : "(unnamed)";
+    /* kubectl prints each warning as "Warning: <text>" before the outcome */
+    const char *w = o->warnings.data ? o->warnings.data : "";
+    for (const char *nl; (nl = strchr(w, '\n')) != NULL; w = nl + 1)
+        fprintf(stderr, "Warning: %.*s\n", (int)(nl - w), w);
     switch (o->verdict) {
     case JG_VERDICT_ALLOWED:
         fprintf(stderr, "allowed: %s %s%s%s %s%s%s\n", o->operation, o->resource,
@@ -64,6 +68,11 @@ static void explain(const struct jg_outcome *o, const char *kind) {
                 o->namespace_[0] ? "/" : "", who);
         break;
     case JG_VERDICT_DENIED: {
+        if (o->code == 403) { /* Policy-StatusWriters */
+            fprintf(stderr, "Error from server (Forbidden): %s\n",
+                    o->message.data ? o->message.data : "");
+            break;
+        }
         /* kubectl prints one "The <Kind> "<name>" is invalid: <field>: <message>" line per cause.
          */
         const char *p = o->causes.data ? o->causes.data : "";
