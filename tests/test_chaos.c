@@ -314,8 +314,8 @@ static enum jg_verdict run_admit(const void *input, const struct jg_config *cfg,
     return jg_admit(b->p, b->n, cfg, response, o);
 }
 
-START_TEST(test_admit_chaos) {
-    const struct review_case *c = &reviews[_i];
+/* Walks one review through jg_admit under run_cfg. */
+static void walk_review(const struct review_case *c) {
     size_t len;
     char *s = load_review(c, &len);
     chaos_install();
@@ -326,6 +326,10 @@ START_TEST(test_admit_chaos) {
     ck_assert_int_gt(points, 0);
     chaos_uninstall();
     free(s);
+}
+
+START_TEST(test_admit_chaos) {
+    walk_review(&reviews[_i]);
 }
 END_TEST
 
@@ -434,19 +438,9 @@ START_TEST(test_modes_chaos) {
     run_cfg.mode[JG_R_UNCOUNTED_EMPTY] = JG_MODE_WARN;
     run_cfg.mode[JG_R_MORE_READY_THAN_ACTIVE] = JG_MODE_AUDIT;
     run_cfg.mode[JG_R_DECREASING_FAILED] = JG_MODE_AUDIT;
-    const struct review_case *c = &mode_reviews[_i];
     if (_i == 2) pol.allow_unlisted_controllers = true; /* its value would be refused */
-    size_t len;
-    char *s = load_review(c, &len);
-    chaos_install();
-    struct body b = {s, len};
-    char what[128];
-    snprintf(what, sizeof what, "%s (%s)", c->name, c->why);
-    long points = walk(what, run_admit, &b, c->expect);
-    ck_assert_int_gt(points, 0);
-    chaos_uninstall();
+    walk_review(&mode_reviews[_i]);
     run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;
-    free(s);
 }
 END_TEST
 
