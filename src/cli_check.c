@@ -21,9 +21,11 @@ static void usage(FILE *f) {
         "\n"
         "Options:\n"
         "  --explain              also print a human-readable verdict on stderr, one line\n"
-        "                         per error as kubectl prints them\n"
+        "                         per error and per warning as kubectl prints them\n"
         "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
         "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
+        "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
+        "                         rule (repeatable, later ones win; see docs/modes.md)\n"
         "  --new FILE             the new object (raw Job/CronJob JSON)\n"
         "  --old FILE             the stored object (makes it an UPDATE)\n"
         "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
@@ -32,8 +34,35 @@ static void usage(FILE *f) {
         "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
 }
 
-/* Parses the options shared by check and serve: --parity and --disable-rule. */
+/* --mode ID=MODE, ID a rule ID or "*" for every rule. */
+static bool parse_mode(const char *value, struct jg_config *cfg) {
+    const char *eq = strrchr(value, '=');
+    enum jg_mode m;
+    if (!eq || !jg_mode_parse(eq + 1, &m)) {
+        fprintf(stderr, "jobguard check: --mode %s: expected ID=MODE, MODE one of deny, warn, "
+                        "audit, off\n",
+                value);
+        return false;
+    }
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)(eq - value), value);
+    if (strcmp(id, "*") == 0) {
+        memset(cfg->mode, m, sizeof cfg->mode);
+        return true;
+    }
+    const struct jg_rule *r = jg_rule_find(id);
+    if (!r) {
+        fprintf(stderr, "jobguard check: --mode: unknown rule %s (see 'jobguard rules')\n", id);
+        return false;
+    }
+    cfg->mode[r->id] = (unsigned char)m;
+    return true;
+}
+
+/* Parses the options shared by check and serve: --parity and --disable-rule (and check's
+ * --mode). */
 static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg) {
+    if (strcmp(flag, "--mode") == 0) return parse_mode(value, cfg);
     if (strcmp(flag, "--parity") == 0) {
         if (strcmp(value, "1.35") == 0)
             cfg->parity = JG_PARITY_1_35;
@@ -96,6 +125,7 @@ int jg_cmd_check(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
+                           strcmp(a, "--mode") == 0 ||
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
                            strcmp(a, "--subresource") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
