@@ -36,27 +36,10 @@ static void usage(FILE *f) {
 
 /* --mode ID=MODE, ID a rule ID or "*" for every rule. */
 static bool parse_mode(const char *value, struct jg_config *cfg) {
-    const char *eq = strrchr(value, '=');
-    enum jg_mode m;
-    if (!eq || !jg_mode_parse(eq + 1, &m)) {
-        fprintf(stderr, "jobguard check: --mode %s: expected ID=MODE, MODE one of deny, warn, "
-                        "audit, off\n",
-                value);
-        return false;
-    }
-    char id[128];
-    snprintf(id, sizeof id, "%.*s", (int)(eq - value), value);
-    if (strcmp(id, "*") == 0) {
-        memset(cfg->mode, m, sizeof cfg->mode);
-        return true;
-    }
-    const struct jg_rule *r = jg_rule_find(id);
-    if (!r) {
-        fprintf(stderr, "jobguard check: --mode: unknown rule %s (see 'jobguard rules')\n", id);
-        return false;
-    }
-    cfg->mode[r->id] = (unsigned char)m;
-    return true;
+    char err[300];
+    if (jg_mode_set(value, strlen(value), cfg->mode, err, sizeof err)) return true;
+    fprintf(stderr, "jobguard check: --mode: %s\n", err);
+    return false;
 }
 
 /* Parses the options shared by check and serve: --parity and --disable-rule (and check's

@@ -906,3 +906,31 @@ bool jg_mode_parse(const char *s, enum jg_mode *out) {
         }
     return false;
 }
+
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap) {
+    const char *eq = memchr(spec, '=', n);
+    char id[128], name[16];
+    enum jg_mode m;
+    size_t idn = eq ? (size_t)(eq - spec) : 0, mn = eq ? n - idn - 1 : 0;
+    if (eq && mn < sizeof name) {
+        memcpy(name, eq + 1, mn);
+        name[mn] = '\0';
+    }
+    if (!eq || idn == 0 || mn >= sizeof name || !jg_mode_parse(name, &m)) {
+        snprintf(err, errcap, "\"%.*s\": expected ID=MODE, MODE one of deny, warn, audit, off",
+                 (int)(n > 200 ? 200 : n), spec);
+        return false;
+    }
+    snprintf(id, sizeof id, "%.*s", (int)(idn < sizeof id ? idn : sizeof id - 1), spec);
+    if (idn == 1 && spec[0] == '*') {
+        memset(mode, m, 64);
+        return true;
+    }
+    const struct jg_rule *r = idn < sizeof id ? jg_rule_find(id) : NULL;
+    if (!r) {
+        snprintf(err, errcap, "unknown rule ID \"%s\" (see 'jobguard rules')", id);
+        return false;
+    }
+    mode[r->id] = (unsigned char)m;
+    return true;
+}

@@ -65,6 +65,9 @@ enum jg_mode { JG_MODE_DENY = 0, JG_MODE_WARN, JG_MODE_AUDIT, JG_MODE_OFF, JG_MO
 const char *jg_mode_name(enum jg_mode m);
 /* Parses one of those names; false otherwise. */
 bool jg_mode_parse(const char *s, enum jg_mode *out);
+/* Applies one "ID=MODE" of `n` bytes (ID a rule ID, or "*" for every rule) to `mode`; false with
+ * the reason in `err` (as `check --mode` and `serve --mode` take them). */
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap);
 
 struct jg_policy; /* policy.h: the immutable snapshot read from the policy file */
 

@@ -57,7 +57,7 @@ expect_rc "later --mode wins" 1 "$bin" check --mode '*=off' --mode ALWAYS-Manage
 expect_rc "mode off allows" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=off "$R"
 expect_grep "off: nothing attached" "$tmp/out" '"allowed":true}}'
 expect_rc "unknown mode exits 2" 2 "$bin" check --mode ALWAYS-ManagedByImmutable=block "$R"
-expect_grep "unknown mode named" "$tmp/err" 'expected ID=MODE, MODE one of deny, warn, audit, off'
+expect_grep "unknown mode named" "$tmp/err" '--mode: "ALWAYS-ManagedByImmutable=block": expected ID=MODE, MODE one of deny, warn, audit, off'
 expect_rc "mode of unknown rule exits 2" 2 "$bin" check --mode Nope=warn "$R"
 expect_rc "mode without = exits 2" 2 "$bin" check --mode warn "$R"
 
