@@ -204,9 +204,9 @@ static int find_flag(const char *name, size_t n) {
     return -1;
 }
 
-/* Adds the comma-separated rule IDs in s to *mask; false with a message on an unknown ID. */
-static bool add_rules(const char *s, uint64_t *mask) {
-    char buf[256];
+/* Calls item(ctx, p, n) for each non-empty, space-trimmed item of the comma-separated list s;
+ * stops at the first false. */
+static bool each_item(const char *s, bool (*item)(void *, const char *, size_t), void *ctx) {
     while (*s) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
@@ -214,42 +214,42 @@ static bool add_rules(const char *s, uint64_t *mask) {
             s++, n--;
         while (n > 0 && isspace((unsigned char)s[n - 1]))
             n--;
-        if (n > 0) {
-            snprintf(buf, sizeof buf, "%.*s", (int)n, s);
-            const struct jg_rule *r = jg_rule_find(buf);
-            if (!r) {
-                fprintf(stderr,
-                        "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard "
-                        "rules')\n",
-                        buf);
-                return false;
-            }
-            *mask |= UINT64_C(1) << r->id;
-        }
+        if (n > 0 && !item(ctx, s, n)) return false;
         if (!comma) break;
         s = comma + 1;
     }
     return true;
 }
 
+static bool add_rule(void *mask, const char *s, size_t n) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)n, s);
+    const struct jg_rule *r = jg_rule_find(buf);
+    if (!r) {
+        fprintf(stderr,
+                "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard rules')\n",
+                buf);
+        return false;
+    }
+    *(uint64_t *)mask |= UINT64_C(1) << r->id;
+    return true;
+}
+
+static bool add_mode(void *mode, const char *s, size_t n) {
+    char err[300];
+    if (jg_mode_set(s, n, mode, err, sizeof err)) return true;
+    fprintf(stderr, "jobguard serve: --mode: %s\n", err);
+    return false;
+}
+
+/* Adds the comma-separated rule IDs in s to *mask; false with a message on an unknown ID. */
+static bool add_rules(const char *s, uint64_t *mask) {
+    return each_item(s, add_rule, mask);
+}
+
 /* Applies the comma-separated ID=MODE items of s to mode[]; false with a message on a bad one. */
 static bool add_modes(const char *s, unsigned char mode[64]) {
-    char err[300];
-    while (*s) {
-        const char *comma = strchr(s, ',');
-        size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        while (n > 0 && isspace((unsigned char)*s))
-            s++, n--;
-        while (n > 0 && isspace((unsigned char)s[n - 1]))
-            n--;
-        if (n > 0 && !jg_mode_set(s, n, mode, err, sizeof err)) {
-            fprintf(stderr, "jobguard serve: --mode: %s\n", err);
-            return false;
-        }
-        if (!comma) break;
-        s = comma + 1;
-    }
-    return true;
+    return each_item(s, add_mode, mode);
 }
 
 int jg_cmd_serve(int argc, char **argv) {
