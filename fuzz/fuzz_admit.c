@@ -6,7 +6,10 @@
  *  - the response is strict JSON (parsed with jansson, here only) shaped like an AdmissionReview
  *    response whose `allowed` and `status.code` match the verdict;
  *  - a 422 carries at least one cause, and as many as outcome.n_errors;
- *  - a second run on a reused response buffer and outcome gives the same bytes (some inputs). */
+ *  - a second run on a reused response buffer and outcome gives the same bytes (some inputs);
+ *  - a denial decided again with every rule in warn, audit or mixed modes (docs/modes.md) is
+ *    allowed unless a deny-mode rule fired, its warnings and annotations within their bounds, each
+ *    annotation keyed by a rule that fired in audit mode. */
 #include "jobguard/admit.h"
 
 #include <jansson.h>
@@ -62,7 +65,7 @@ static void check_response(const jg_buf *response, const struct jg_outcome *o) {
         CHECK(json_is_string(json_object_get(status, "message")));
         CHECK(json_string_length(json_object_get(status, "message")) > 0);
     }
-    if (o->verdict == JG_VERDICT_DENIED) {
+    if (o->verdict == JG_VERDICT_DENIED && o->code == 422) {
         json_t *causes = json_object_get(json_object_get(status, "details"), "causes");
         CHECK(json_is_array(causes));
         CHECK(json_array_size(causes) >= 1);
@@ -78,6 +81,52 @@ static void check_response(const jg_buf *response, const struct jg_outcome *o) {
         CHECK(o->causes.len > 0 && !o->causes.oom);
     }
     json_decref(root);
+}
+
+/* warnings: strings within JG_MAX_WARNING_BYTES each and JG_MAX_WARNINGS_TOTAL in all;
+ * auditAnnotations: rule IDs of o->rules_audit, values within JG_MAX_AUDIT_VALUE_BYTES. */
+static void check_notes(const jg_buf *response, const struct jg_outcome *o) {
+    json_t *root = json_loadb(response->data, response->len, JSON_ALLOW_NUL, NULL);
+    CHECK(root != NULL);
+    json_t *resp = json_object_get(root, "response");
+    json_t *w = json_object_get(resp, "warnings");
+    CHECK((w != NULL) == (o->rules_warn != 0));
+    size_t i, total = 0;
+    json_t *it;
+    json_array_foreach(w, i, it) {
+        CHECK(json_is_string(it));
+        CHECK(json_string_length(it) > 0 && json_string_length(it) <= JG_MAX_WARNING_BYTES);
+        total += json_string_length(it);
+    }
+    CHECK(total <= JG_MAX_WARNINGS_TOTAL);
+    json_t *a = json_object_get(resp, "auditAnnotations");
+    CHECK((a != NULL) == (o->rules_audit != 0));
+    const char *key;
+    json_object_foreach(a, key, it) {
+        const struct jg_rule *r = jg_rule_find(key);
+        CHECK(r != NULL && (o->rules_audit & (UINT64_C(1) << r->id)));
+        CHECK(json_is_string(it) && json_string_length(it) <= JG_MAX_AUDIT_VALUE_BYTES);
+    }
+    json_decref(root);
+}
+
+/* The same review with every rule in warn, in audit, or in deny/warn/audit by rule ID. */
+static void check_modes(const uint8_t *data, size_t size, const struct jg_config *base,
+                        uint64_t fired) {
+    struct jg_config cfg = *base;
+    int pick = (int)((size >> 1) % 3);
+    for (int i = 0; i < JG_RULE_COUNT; i++)
+        cfg.mode[i] = (unsigned char)(pick == 0 ? JG_MODE_WARN : pick == 1 ? JG_MODE_AUDIT : i % 3);
+    jg_buf response = JG_BUF_INIT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    enum jg_verdict v = jg_admit((const char *)data, size, &cfg, &response, &o);
+    CHECK((o.rules | o.rules_warn | o.rules_audit) == fired);
+    CHECK((v == JG_VERDICT_DENIED) == (o.rules != 0));
+    check_response(&response, &o);
+    check_notes(&response, &o);
+    jg_buf_free(&response);
+    jg_outcome_free(&o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -113,6 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         CHECK(response.len == first_len && memcmp(response.data, first, first_len) == 0);
         free(first);
     }
+
+    if (v == JG_VERDICT_DENIED) check_modes(data, size, &cfg, o.rules);
 
     jg_buf_free(&response);
     jg_outcome_free(&o);

@@ -44,9 +44,12 @@ static void check_policy(const struct jg_policy *p) {
     for (size_t i = 0; i < sizeof p->mode; i++)
         CHECK(p->mode[i] < JG_MODE_COUNT);
     struct jg_config cfg = JG_CONFIG_DEFAULT;
+    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
     cfg.disabled = UINT64_C(1) << JG_R_MANAGED_BY_FORMAT;
     jg_policy_apply(p, &cfg);
-    CHECK(cfg.policy == p && cfg.mode[JG_R_MANAGED_BY_FORMAT] == JG_MODE_OFF);
+    CHECK(cfg.policy == p && jg_rule_mode(&cfg, JG_R_MANAGED_BY_FORMAT) == JG_MODE_OFF);
+    for (size_t i = 0; i < sizeof cfg.mode; i++)
+        CHECK(cfg.mode[i] < JG_MODE_COUNT); /* every rule has a mode from the file */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -19,6 +19,7 @@ void jg_outcome_init(struct jg_outcome *o) {
 void jg_outcome_free(struct jg_outcome *o) {
     jg_buf_free(&o->message);
     jg_buf_free(&o->causes);
+    jg_buf_free(&o->warnings);
 }
 
 static void copy(char *dst, size_t cap, jg_str s) {
@@ -35,6 +36,7 @@ static void describe(struct jg_outcome *o, const struct jg_request *q) {
     copy(o->resource, sizeof o->resource, q->resource);
     copy(o->sub_resource, sizeof o->sub_resource, q->sub_resource);
     snprintf(o->operation, sizeof o->operation, "%s", jg_operation_name(q->operation));
+    snprintf(o->kind, sizeof o->kind, "%s", q->target == JG_TARGET_CRONJOB ? "CronJob" : "Job");
     o->dry_run = q->dry_run;
 }
 
@@ -49,6 +51,42 @@ static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o) {
     return o->verdict;
 }
 
+/* The 422 of the deny-mode errors `errs`, byte for byte as before modes existed. */
+static void deny_invalid(const struct jg_request *q, const struct jg_errors *errs,
+                         const jg_buf *notes, jg_buf *response, struct jg_outcome *o) {
+    jg_str name = q->object.name.n ? q->object.name : q->name;
+    jg_render_message(errs, o->kind, "batch", name, &o->message);
+    for (size_t i = 0; i < errs->n; i++) {
+        jg_str f = jg_err_field(errs, i), b = jg_err_body(errs, i);
+        jg_buf_put(&o->causes, f.p, f.n);
+        jg_buf_put(&o->causes, ": ", 2);
+        jg_buf_put(&o->causes, b.p, b.n);
+        jg_buf_putc(&o->causes, '\n');
+    }
+    if (errs->omitted) {
+        jg_put_omitted_note(errs, &o->causes);
+        jg_buf_putc(&o->causes, '\n');
+    }
+    jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
+    jg_encode_invalid(response, q->api_version, q->uid, o->kind, "batch", name, msg, errs, notes);
+    o->code = 422;
+}
+
+/* The 403 of a Forbidden error (Policy-StatusWriters): authorization comes before validation in
+ * the API server, so it answers alone, whatever Invalid errors the request also has. */
+static void deny_forbidden(const struct jg_request *q, const struct jg_errors *errs, size_t i,
+                           const jg_buf *notes, jg_buf *response, struct jg_outcome *o) {
+    jg_str name = q->object.name.n ? q->object.name : q->name;
+    const char *resource = q->target == JG_TARGET_CRONJOB ? "cronjobs" : "jobs";
+    jg_render_forbidden(errs, i, resource, "batch", name, &o->message);
+    jg_str b = jg_err_body(errs, i);
+    jg_buf_put(&o->causes, b.p, b.n);
+    jg_buf_putc(&o->causes, '\n');
+    jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
+    jg_encode_forbidden(response, q->api_version, q->uid, resource, "batch", name, msg, notes);
+    o->code = 403;
+}
+
 enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config *cfg,
                                 jg_buf *response, struct jg_outcome *out) {
     struct jg_outcome local;
@@ -56,48 +94,49 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
     if (!out) jg_outcome_init(&local);
     const struct jg_request *q = &review->req;
     describe(o, q);
-    o->rules = 0;
+    o->rules = o->rules_warn = o->rules_audit = 0;
 
-    struct jg_errors errs;
-    jg_errors_init(&errs);
-    jg_validate(q, cfg, &errs);
-    if (errs.oom) {
-        jg_errors_free(&errs);
+    struct jg_errors errs[JG_MODE_OFF];
+    for (int m = 0; m < JG_MODE_OFF; m++)
+        jg_errors_init(&errs[m]);
+    jg_validate_modes(q, cfg, errs);
+    const struct jg_errors *deny = &errs[JG_MODE_DENY];
+    bool oom = false;
+    for (int m = 0; m < JG_MODE_OFF; m++)
+        oom |= errs[m].oom;
+    jg_buf notes = JG_BUF_INIT;
+    jg_buf_reset(&o->message);
+    jg_buf_reset(&o->causes);
+    jg_buf_reset(&o->warnings);
+    if (!oom) jg_encode_notes(&notes, &o->warnings, &errs[JG_MODE_WARN], &errs[JG_MODE_AUDIT]);
+    if (oom || notes.oom || o->warnings.oom) {
+        for (int m = 0; m < JG_MODE_OFF; m++)
+            jg_errors_free(&errs[m]);
+        jg_buf_free(&notes);
         enum jg_verdict v = out_of_memory(response, o);
         if (!out) jg_outcome_free(&local);
         return v;
     }
-    o->n_errors = errs.n + errs.omitted;
-    jg_buf_reset(&o->message);
-    jg_buf_reset(&o->causes);
-    if (errs.n + errs.omitted == 0) {
-        jg_encode_allowed(response, q->api_version, q->uid);
+    o->n_errors = deny->n + deny->omitted;
+    o->rules = deny->rules;
+    o->rules_warn = errs[JG_MODE_WARN].rules;
+    o->rules_audit = errs[JG_MODE_AUDIT].rules;
+    if (deny->n + deny->omitted == 0) {
+        jg_encode_allowed(response, q->api_version, q->uid, &notes);
         o->verdict = JG_VERDICT_ALLOWED;
         o->code = 0;
     } else {
-        bool cron = q->target == JG_TARGET_CRONJOB;
-        const char *kind = cron ? "CronJob" : "Job";
-        jg_str name = q->object.name.n ? q->object.name : q->name;
-        o->rules = errs.rules;
-        jg_render_message(&errs, kind, "batch", name, &o->message);
-        for (size_t i = 0; i < errs.n; i++) {
-            jg_str f = jg_err_field(&errs, i), b = jg_err_body(&errs, i);
-            jg_buf_put(&o->causes, f.p, f.n);
-            jg_buf_put(&o->causes, ": ", 2);
-            jg_buf_put(&o->causes, b.p, b.n);
-            jg_buf_putc(&o->causes, '\n');
-        }
-        if (errs.omitted) {
-            jg_put_omitted_note(&errs, &o->causes);
-            jg_buf_putc(&o->causes, '\n');
-        }
-        jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
-        jg_encode_invalid(response, q->api_version, q->uid, kind, "batch", name, msg, &errs);
+        size_t f = jg_errors_find_forbidden(deny);
+        if (f < deny->n)
+            deny_forbidden(q, deny, f, &notes, response, o);
+        else
+            deny_invalid(q, deny, &notes, response, o);
         o->verdict = JG_VERDICT_DENIED;
-        o->code = 422;
     }
-    bool oom = response->oom || o->message.oom || o->causes.oom;
-    jg_errors_free(&errs);
+    oom = response->oom || o->message.oom || o->causes.oom;
+    for (int m = 0; m < JG_MODE_OFF; m++)
+        jg_errors_free(&errs[m]);
+    jg_buf_free(&notes);
     enum jg_verdict v = oom ? out_of_memory(response, o) : o->verdict;
     if (!out) jg_outcome_free(&local);
     return v;
@@ -138,9 +177,13 @@ enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *c
 }
 
 void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out) {
+    jg_put_rule_names(o->rules, out);
+}
+
+void jg_put_rule_names(uint64_t rules, jg_buf *out) {
     bool first = true;
     for (size_t i = 0; i < JG_RULE_COUNT; i++) {
-        if (!(o->rules & (UINT64_C(1) << i))) continue;
+        if (!(rules & (UINT64_C(1) << i))) continue;
         if (!first) jg_buf_putc(out, ',');
         first = false;
         jg_buf_json_string(out, jg_rules[i].name, strlen(jg_rules[i].name));

@@ -22,11 +22,14 @@ static void usage(FILE *f) {
         "\n"
         "Options:\n"
         "  --explain              also print a human-readable verdict on stderr, one line\n"
-        "                         per error as kubectl prints them\n"
+        "                         per error and per warning as kubectl prints them\n"
         "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
         "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
         "  --policy-file FILE     apply this policy file (modes, controllers, targets;\n"
         "                         docs/policy.md); an invalid file exits 2\n"
+        "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
+        "                         rule (repeatable, later ones win, and win over the policy\n"
+        "                         file's modes; see docs/modes.md)\n"
         "  --new FILE             the new object (raw Job/CronJob JSON)\n"
         "  --old FILE             the stored object (makes it an UPDATE)\n"
         "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
@@ -35,8 +38,18 @@ static void usage(FILE *f) {
         "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
 }
 
-/* Parses the options shared by check and serve: --parity and --disable-rule. */
+/* --mode ID=MODE, ID a rule ID or "*" for every rule. */
+static bool parse_mode(const char *value, struct jg_config *cfg) {
+    char err[300];
+    if (jg_mode_set(value, strlen(value), cfg->mode, err, sizeof err)) return true;
+    fprintf(stderr, "jobguard check: --mode: %s\n", err);
+    return false;
+}
+
+/* Parses the options shared by check and serve: --parity and --disable-rule (and check's
+ * --mode). */
 static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg) {
+    if (strcmp(flag, "--mode") == 0) return parse_mode(value, cfg);
     if (strcmp(flag, "--parity") == 0) {
         if (strcmp(value, "1.35") == 0)
             cfg->parity = JG_PARITY_1_35;
@@ -60,6 +73,10 @@ static bool parse_config_flag(const char *flag, const char *value, struct jg_con
 
 static void explain(const struct jg_outcome *o, const char *kind) {
     const char *who = o->name[0] ? o->name : "(unnamed)";
+    /* kubectl prints each warning as "Warning: <text>" before the outcome */
+    const char *w = o->warnings.data ? o->warnings.data : "";
+    for (const char *nl; (nl = strchr(w, '\n')) != NULL; w = nl + 1)
+        fprintf(stderr, "Warning: %.*s\n", (int)(nl - w), w);
     switch (o->verdict) {
     case JG_VERDICT_ALLOWED:
         fprintf(stderr, "allowed: %s %s%s%s %s%s%s\n", o->operation, o->resource,
@@ -67,6 +84,11 @@ static void explain(const struct jg_outcome *o, const char *kind) {
                 o->namespace_[0] ? "/" : "", who);
         break;
     case JG_VERDICT_DENIED: {
+        if (o->code == 403) { /* Policy-StatusWriters */
+            fprintf(stderr, "Error from server (Forbidden): %s\n",
+                    o->message.data ? o->message.data : "");
+            break;
+        }
         /* kubectl prints one "The <Kind> "<name>" is invalid: <field>: <message>" line per cause.
          */
         const char *p = o->causes.data ? o->causes.data : "";
@@ -85,12 +107,13 @@ static void explain(const struct jg_outcome *o, const char *kind) {
 
 int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
+    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* --mode, else the policy file, else deny */
     const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL;
     bool want_explain = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
-                           strcmp(a, "--policy-file") == 0 ||
+                           strcmp(a, "--policy-file") == 0 || strcmp(a, "--mode") == 0 ||
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
                            strcmp(a, "--subresource") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -145,8 +168,8 @@ int jg_cmd_check(int argc, char **argv) {
             fprintf(stderr, "jobguard check: --policy-file: %s\n", reason);
             return EXIT_UNREADABLE;
         }
-        jg_policy_apply(policy, &cfg); /* after every --disable-rule: those stay off */
     }
+    jg_policy_apply(policy, &cfg); /* --mode wins over the file; --disable-rule stays off */
     jg_buf in = JG_BUF_INIT, old_in = JG_BUF_INIT, response = JG_BUF_INIT;
     struct jg_outcome o;
     jg_outcome_init(&o);

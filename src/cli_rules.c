@@ -13,10 +13,10 @@ int jg_cmd_rules(int argc, char **argv) {
             markdown = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("Usage: jobguard rules [--markdown]\n\n"
-                   "Prints every rule in evaluation order: its stable ID (used in logs, metrics\n"
-                   "and --disable-rule), the field path of its errors, when it is active, and its\n"
-                   "message (Kubernetes v1.35 wording), then the built-in targets. --markdown\n"
-                   "prints the rules as a Markdown table.\n");
+                   "Prints every rule in evaluation order: its stable ID (used in logs, metrics,\n"
+                   "--disable-rule, --mode and the policy file's modes), the field path of its\n"
+                   "errors, when it is active, and its message (Kubernetes v1.35 wording), then\n"
+                   "the built-in targets. --markdown prints the rules as a Markdown table.\n");
             return 0;
         } else {
             fprintf(stderr, "jobguard rules: unknown option %s\n", argv[i]);

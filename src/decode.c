@@ -1043,10 +1043,11 @@ static status_t gvr_member(struct scanner *sc, void *ctx, int which) {
 }
 
 static status_t user_member(struct scanner *sc, void *ctx, int which) {
-    (void)which;
+    struct jg_request *q = ctx;
+    if (which == 1) return rd_str_list(sc, "request.userInfo", "groups", &q->groups);
     jg_opt_str s;
     TRY(rd_str(sc, "request.userInfo", "username", &s));
-    ((struct jg_request *)ctx)->username = s.s;
+    q->username = s.s;
     return JG_DECODE_OK;
 }
 
@@ -1145,8 +1146,8 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
     case RQ_USERINFO: {
         TRY(rd_object(sc, "request", "userInfo", &a, &present));
         if (!present) return JG_DECODE_OK;
-        static const char *const names[] = {"username"};
-        return members(sc, &a, names, 1, user_member, q);
+        static const char *const names[] = {"username", "groups"};
+        return members(sc, &a, names, 2, user_member, q);
     }
     case RQ_DRYRUN:
         return rd_bool(sc, "request", "dryRun", &q->dry_run);

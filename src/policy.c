@@ -638,15 +638,7 @@ void jg_policy_free(struct jg_policy *p) {
 }
 
 void jg_policy_apply(const struct jg_policy *p, struct jg_config *cfg) {
-    for (size_t i = 0; i < sizeof cfg->mode; i++) {
-        uint64_t bit = UINT64_C(1) << i;
-        if (cfg->disabled & bit) {
-            cfg->mode[i] = JG_MODE_OFF;
-            continue;
-        }
-        cfg->mode[i] = p ? p->mode[i] : JG_MODE_DENY;
-        /* "off" is also a disabled rule: the engine does not evaluate it */
-        if (cfg->mode[i] == JG_MODE_OFF && i < JG_RULE_COUNT) cfg->disabled |= bit;
-    }
+    for (size_t i = 0; i < sizeof cfg->mode; i++)
+        if (cfg->mode[i] == JG_MODE_UNSET) cfg->mode[i] = p ? p->mode[i] : JG_MODE_DENY;
     cfg->policy = p;
 }

@@ -2,9 +2,13 @@
  * view: no JSON, no I/O; allocation only inside the error list. */
 #include "jobguard/rules.h"
 
+#include "jobguard/alloc.h"
 #include "jobguard/indexes.h"
+#include "jobguard/policy.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct jg_status_ctx {
@@ -690,6 +694,14 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
     STATUS(JG_R_SCM_AFTER_COMPLETE, "ALWAYS-SCMAfterComplete", "status.conditions", "always",
            "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions",
            "docs/rules.md §3.2 #36", always, check_scm_after_complete),
+    SPEC(JG_R_POLICY_ALLOWED_CONTROLLERS, "Policy-AllowedControllers", "spec.managedBy",
+         "jobs and cronjobs CREATE/UPDATE, when the policy sets allowUnlistedControllers: false",
+         "Unsupported value: \"<value>\": supported values: \"<a>\", \"<b>\"",
+         "docs/rules.md §11.1"),
+    SPEC(JG_R_POLICY_STATUS_WRITERS, "Policy-StatusWriters", "status",
+         "jobs/status UPDATE, when the Job's controller lists statusWriters in the policy",
+         "User \"<user>\" cannot update the status of a Job managed by \"<controller>\" (403)",
+         "docs/rules.md §11.2"),
 };
 
 const struct jg_rule *jg_rule_find(const char *name) {
@@ -707,7 +719,7 @@ static void check_managed_by_immutable(const struct jg_job_spec *new_,
 }
 
 static void validate_status(const struct jg_request *req, const struct jg_config *cfg,
-                            struct jg_errors *e) {
+                            uint64_t on, struct jg_errors *e) {
     struct jg_status_ctx c = {
         .old = &req->old_object.status,
         .new_ = &req->object.status,
@@ -716,34 +728,168 @@ static void validate_status(const struct jg_request *req, const struct jg_config
     };
     for (size_t i = 0; i < JG_RULE_COUNT; i++) {
         const struct jg_rule *r = &jg_rules[i];
-        if (r->check && r->active(&c)) r->check(&c, e);
+        if (!r->check) continue;
+        /* a check also emits the errors of the rows after it that have none (rows 6-7) */
+        uint64_t mine = UINT64_C(1) << i;
+        for (size_t k = i + 1; k < JG_RULE_COUNT && !jg_rules[k].check && jg_rules[k].active; k++)
+            mine |= UINT64_C(1) << k;
+        if ((on & mine) && r->active(&c)) r->check(&c, e);
     }
 }
 
-static void drop_disabled(uint64_t disabled, struct jg_errors *e) {
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (!(disabled & (UINT64_C(1) << e->v[i].rule))) e->v[k++] = e->v[i];
-    e->n = k;
+/* ---- policy rules (docs/rules.md §11) ---- */
+
+static bool strv_has(const struct jg_strv *v, jg_str s) {
+    for (size_t i = 0; i < v->n; i++)
+        if (jg_str_eq_lit(s, v->v[i])) return true;
+    return false;
+}
+
+/* Whether controller entry `c` applies in namespace `ns` (globs; none = every namespace). */
+static bool in_namespace(const struct jg_policy_controller *c, jg_str ns) {
+    if (c->namespaces.n == 0) return true;
+    char buf[256]; /* namespaces are DNS labels (63 bytes); a longer one matches no glob */
+    if (ns.n >= sizeof buf) return false;
+    memcpy(buf, ns.p, ns.n);
+    buf[ns.n] = '\0';
+    for (size_t i = 0; i < c->namespaces.n; i++)
+        if (fnmatch(c->namespaces.v[i], buf, 0) == 0) return true;
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    const jg_str *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = n ? memcmp(x->p, y->p, n) : 0;
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* §11.1: with allowUnlistedControllers false, a set value must be the reserved one or a
+ * controller listed for the namespace. "supported values" lists those (reserved one included,
+ * sorted, without duplicates). */
+static void check_allowed_controllers(const struct jg_request *req, const struct jg_policy *p,
+                                      const char *field, struct jg_errors *e) {
+    const jg_opt_str *mb = &req->object.spec.managed_by;
+    if (!p || p->allow_unlisted_controllers || !mb->set) return;
+    if (jg_str_eq_lit(mb->s, JG_JOB_CONTROLLER)) return;
+    jg_str stack[16], *vals = stack;
+    if (p->n_controllers + 1 > sizeof stack / sizeof *stack) {
+        vals = jg_malloc((p->n_controllers + 1) * sizeof *vals);
+        if (!vals) {
+            e->oom = true;
+            return;
+        }
+    }
+    size_t n = 0;
+    vals[n++] = (jg_str){JG_JOB_CONTROLLER, strlen(JG_JOB_CONTROLLER)};
+    bool listed = false;
+    for (size_t i = 0; i < p->n_controllers && !listed; i++) {
+        const struct jg_policy_controller *c = &p->controllers[i];
+        if (!in_namespace(c, req->namespace_)) continue;
+        jg_str name = {c->name, strlen(c->name)};
+        listed = jg_str_eq(name, mb->s);
+        vals[n++] = name;
+    }
+    if (!listed) {
+        qsort(vals, n, sizeof *vals, cmp_str);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (k == 0 || !jg_str_eq(vals[k - 1], vals[i])) vals[k++] = vals[i];
+        jg_err_not_supported(e, JG_R_POLICY_ALLOWED_CONTROLLERS, field, mb->s, vals, k);
+    }
+    if (vals != stack) jg_free(vals);
+}
+
+/* Whether the request's user may write the status of objects managed by `ctl`: true when no
+ * entry for it (in this namespace) lists statusWriters. */
+static bool may_write_status(const struct jg_request *req, const struct jg_policy *p, jg_str ctl) {
+    for (size_t g = 0; g < req->groups.n; g++)
+        if (strv_has(&p->status_writer_exempt, req->groups.items[g])) return true;
+    bool bound = false;
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *c = &p->controllers[i];
+        if (!c->has_status_writers || !jg_str_eq_lit(ctl, c->name) ||
+            !in_namespace(c, req->namespace_))
+            continue;
+        bound = true;
+        if (strv_has(&c->writer_users, req->username)) return true;
+        for (size_t g = 0; g < req->groups.n; g++)
+            if (strv_has(&c->writer_groups, req->groups.items[g])) return true;
+    }
+    return !bound;
+}
+
+/* §11.2: a jobs/status UPDATE by someone other than the status writers of the Job's controller
+ * (as the stored object names it, and as the new one does if it differs). */
+static void check_status_writers(const struct jg_request *req, const struct jg_policy *p,
+                                 struct jg_errors *e) {
+    if (!p) return;
+    const jg_opt_str *v[2] = {&req->old_object.spec.managed_by, &req->object.spec.managed_by};
+    for (int i = 0; i < 2; i++) {
+        if (!v[i]->set || (i == 1 && v[0]->set && jg_str_eq(v[0]->s, v[1]->s))) continue;
+        if (may_write_status(req, p, v[i]->s)) continue;
+        jg_buf_reset(&e->scratch);
+        jg_buf_puts(&e->scratch, "User ");
+        jg_buf_go_quote(&e->scratch, req->username.p, req->username.n);
+        jg_buf_puts(&e->scratch, " cannot update the status of a Job managed by ");
+        jg_buf_go_quote(&e->scratch, v[i]->s.p, v[i]->s.n);
+        if (e->scratch.oom) {
+            e->oom = true;
+            return;
+        }
+        jg_err_forbidden(e, JG_R_POLICY_STATUS_WRITERS, e->scratch.data);
+        return;
+    }
+}
+
+enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id) {
+    if (cfg->disabled & (UINT64_C(1) << id)) return JG_MODE_OFF;
+    return cfg->mode[id] < JG_MODE_COUNT ? (enum jg_mode)cfg->mode[id] : JG_MODE_DENY;
 }
 
 void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e) {
     bool create = req->operation == JG_OP_CREATE, update = req->operation == JG_OP_UPDATE;
     if (!create && !update) return;
+    uint64_t saved = e->only, on = 0;
+    for (int i = 0; i < JG_RULE_COUNT; i++)
+        if (jg_rule_mode(cfg, i) != JG_MODE_OFF) on |= UINT64_C(1) << i;
+    e->only &= on;
+    on = e->only;
+    const struct jg_policy *p = cfg->policy;
     if (req->target == JG_TARGET_JOB && req->sub_resource.n == 0) {
         /* §2.6: on UPDATE the JobSpec validator runs twice (ValidateJob, ValidateJobSpecUpdate). */
         const jg_opt_str *mb = &req->object.spec.managed_by;
         for (int pass = 0; pass < (update ? 2 : 1); pass++)
             if (mb->set) jg_check_managed_by(mb->s, "spec.managedBy", e);
         if (update) check_managed_by_immutable(&req->object.spec, &req->old_object.spec, e);
+        check_allowed_controllers(req, p, "spec.managedBy", e);
     } else if (req->target == JG_TARGET_JOB && update &&
                jg_str_eq_lit(req->sub_resource, "status")) {
-        validate_status(req, cfg, e);
+        /* the API server authorizes before it validates: the 403 comes first (§11.3) */
+        check_status_writers(req, p, e);
+        validate_status(req, cfg, on, e);
     } else if (req->target == JG_TARGET_CRONJOB && req->sub_resource.n == 0) {
         const jg_opt_str *mb = &req->object.spec.managed_by;
         if (mb->set) jg_check_managed_by(mb->s, "spec.jobTemplate.spec.managedBy", e);
+        check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", e);
     }
-    if (cfg->disabled) drop_disabled(cfg->disabled, e);
+    e->only = saved;
+}
+
+void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg,
+                       struct jg_errors out[JG_MODE_OFF]) {
+    uint64_t mask[JG_MODE_OFF] = {0};
+    for (int i = 0; i < JG_RULE_COUNT; i++) {
+        enum jg_mode m = jg_rule_mode(cfg, i);
+        if (m != JG_MODE_OFF) mask[m] |= UINT64_C(1) << i;
+    }
+    for (int m = 0; m < JG_MODE_OFF; m++) {
+        if (!mask[m]) continue;
+        uint64_t saved = out[m].only;
+        out[m].only &= mask[m];
+        jg_validate(req, cfg, &out[m]);
+        out[m].only = saved;
+    }
 }
 
 static const char *const mode_names[JG_MODE_COUNT] = {"deny", "warn", "audit", "off"};
@@ -759,4 +905,32 @@ bool jg_mode_parse(const char *s, enum jg_mode *out) {
             return true;
         }
     return false;
+}
+
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap) {
+    const char *eq = memchr(spec, '=', n);
+    char id[128], name[16];
+    enum jg_mode m;
+    size_t idn = eq ? (size_t)(eq - spec) : 0, mn = eq ? n - idn - 1 : 0;
+    if (eq && mn < sizeof name) {
+        memcpy(name, eq + 1, mn);
+        name[mn] = '\0';
+    }
+    if (!eq || idn == 0 || mn >= sizeof name || !jg_mode_parse(name, &m)) {
+        snprintf(err, errcap, "\"%.*s\": expected ID=MODE, MODE one of deny, warn, audit, off",
+                 (int)(n > 200 ? 200 : n), spec);
+        return false;
+    }
+    snprintf(id, sizeof id, "%.*s", (int)(idn < sizeof id ? idn : sizeof id - 1), spec);
+    if (idn == 1 && spec[0] == '*') {
+        memset(mode, m, 64);
+        return true;
+    }
+    const struct jg_rule *r = idn < sizeof id ? jg_rule_find(id) : NULL;
+    if (!r) {
+        snprintf(err, errcap, "unknown rule ID \"%s\" (see 'jobguard rules')", id);
+        return false;
+    }
+    mode[r->id] = (unsigned char)m;
+    return true;
 }

@@ -9,13 +9,14 @@
 
 void jg_errors_init(struct jg_errors *e) {
     memset(e, 0, sizeof *e);
+    e->only = UINT64_MAX;
 }
 
 void jg_errors_free(struct jg_errors *e) {
     jg_free(e->v);
     jg_buf_free(&e->text);
     jg_buf_free(&e->scratch);
-    memset(e, 0, sizeof *e);
+    jg_errors_init(e);
 }
 
 void jg_errors_reset(struct jg_errors *e) {
@@ -37,6 +38,10 @@ static const char *type_text(enum jg_err_type t) {
         return "Too long";
     case JG_ERR_DUPLICATE:
         return "Duplicate value";
+    case JG_ERR_NOT_SUPPORTED:
+        return "Unsupported value";
+    case JG_ERR_FORBIDDEN:
+        return "";
     }
     return "Internal error";
 }
@@ -51,6 +56,10 @@ const char *jg_err_reason(enum jg_err_type t) {
         return "FieldValueTooLong";
     case JG_ERR_DUPLICATE:
         return "FieldValueDuplicate";
+    case JG_ERR_NOT_SUPPORTED:
+        return "FieldValueNotSupported";
+    case JG_ERR_FORBIDDEN:
+        return "Forbidden";
     }
     return "InternalError";
 }
@@ -59,6 +68,7 @@ const char *jg_err_reason(enum jg_err_type t) {
  * calls finish(). Returns NULL when out of memory. */
 static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_type type,
                                     const char *field) {
+    if (!(e->only & (UINT64_C(1) << rule))) return NULL;
     e->rules |= UINT64_C(1) << rule;
     if (e->oom) return NULL;
     if (e->omitted || e->n >= JG_MAX_CAUSES) { /* once one is left out, so are all later ones */
@@ -260,16 +270,63 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
     finish(e, fe, NULL);
 }
 
+void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
+                          const jg_str *valid, size_t n) {
+    struct jg_field_error *fe = begin(e, rule, JG_ERR_NOT_SUPPORTED, field);
+    if (!fe) return;
+    jg_buf_put(&e->text, ": ", 2);
+    put_value(&e->text, v.p, v.n, jg_buf_go_quote);
+    jg_buf_reset(&e->scratch);
+    if (n) jg_buf_puts(&e->scratch, "supported values: ");
+    for (size_t i = 0; i < n && e->scratch.len <= JG_MAX_VALUE_BYTES; i++) {
+        if (i) jg_buf_put(&e->scratch, ", ", 2);
+        jg_buf_go_quote(&e->scratch, valid[i].p, valid[i].n);
+    }
+    if (e->scratch.oom) {
+        e->oom = true;
+        return;
+    }
+    finish(e, fe, e->scratch.data);
+}
+
+void jg_err_forbidden(struct jg_errors *e, int rule, const char *reason) {
+    struct jg_field_error *fe = begin(e, rule, JG_ERR_FORBIDDEN, "");
+    if (!fe) return;
+    size_t n = strlen(reason), k = jg_utf8_cut(reason, n, JG_MAX_VALUE_BYTES);
+    jg_buf_put(&e->text, reason, k); /* no type text: the body is the reason alone */
+    put_truncated(&e->text, n - k, "byte");
+    finish(e, fe, NULL);
+}
+
+size_t jg_errors_find_forbidden(const struct jg_errors *e) {
+    size_t i = 0;
+    while (i < e->n && e->v[i].type != JG_ERR_FORBIDDEN)
+        i++;
+    return i;
+}
+
+void jg_render_forbidden(const struct jg_errors *e, size_t i, const char *resource,
+                         const char *group, jg_str name, jg_buf *out) {
+    jg_str body = jg_err_body(e, i);
+    jg_buf_printf(out, "%s.%s ", resource, group);
+    jg_buf_go_quote(out, name.p, name.n);
+    jg_buf_puts(out, " is forbidden: ");
+    jg_buf_put(out, body.p, body.n);
+}
+
 /* field.Error.Error(): "<field>: <body>"; compared for the aggregate's de-duplication. */
 static bool same_error(const struct jg_errors *e, size_t a, size_t b) {
     return jg_str_eq(jg_err_field(e, a), jg_err_field(e, b)) &&
            jg_str_eq(jg_err_body(e, a), jg_err_body(e, b));
 }
 
+/* "<field>: <body>"; a Forbidden has no field: its body alone. */
 static void put_error(const struct jg_errors *e, size_t i, jg_buf *out) {
     jg_str f = jg_err_field(e, i), body = jg_err_body(e, i);
-    jg_buf_put(out, f.p, f.n);
-    jg_buf_put(out, ": ", 2);
+    if (f.n) {
+        jg_buf_put(out, f.p, f.n);
+        jg_buf_put(out, ": ", 2);
+    }
     jg_buf_put(out, body.p, body.n);
 }
 
@@ -311,6 +368,38 @@ static bool mark_duplicates(const struct jg_errors *e, bool *dup) {
     return true;
 }
 
+/* The aggregate of the kept errors whose rule is in `rules` ("e1" or "[e1, e2]", duplicates
+ * dropped); `dup` from mark_duplicates. Returns how many were put. */
+static size_t put_aggregate(const struct jg_errors *e, const bool *dup, uint64_t rules,
+                            jg_buf *out) {
+    size_t distinct = 0, first = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (!dup[i] && (rules & (UINT64_C(1) << e->v[i].rule)) && distinct++ == 0) first = i;
+    if (distinct == 1) {
+        put_error(e, first, out);
+    } else if (distinct > 1) {
+        jg_buf_putc(out, '[');
+        for (size_t i = 0, k = 0; i < e->n; i++) {
+            if (dup[i] || !(rules & (UINT64_C(1) << e->v[i].rule))) continue;
+            if (k++) jg_buf_put(out, ", ", 2);
+            put_error(e, i, out);
+        }
+        jg_buf_putc(out, ']');
+    }
+    return distinct;
+}
+
+/* dup[] for e's kept errors, or NULL (out->oom set) when out of memory. */
+static bool *duplicates(const struct jg_errors *e, jg_buf *out) {
+    bool *dup = jg_malloc(e->n * sizeof *dup);
+    if (!dup || !mark_duplicates(e, dup)) {
+        jg_free(dup);
+        out->oom = true;
+        return NULL;
+    }
+    return dup;
+}
+
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out) {
     jg_buf_puts(out, kind);
@@ -320,29 +409,61 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
     jg_buf_go_quote(out, name.p, name.n);
     jg_buf_puts(out, " is invalid");
     if (e->n == 0) return;
-    bool *dup = jg_malloc(e->n * sizeof *dup);
-    if (!dup || !mark_duplicates(e, dup)) {
-        jg_free(dup);
-        out->oom = true;
-        return;
-    }
+    bool *dup = duplicates(e, out);
+    if (!dup) return;
     jg_buf_put(out, ": ", 2);
-    size_t distinct = 0;
-    for (size_t i = 0; i < e->n; i++)
-        distinct += !dup[i];
-    if (distinct == 1) {
-        put_error(e, 0, out);
-    } else {
-        jg_buf_putc(out, '[');
-        for (size_t i = 0, k = 0; i < e->n; i++) {
-            if (dup[i]) continue;
-            if (k++) jg_buf_put(out, ", ", 2);
-            put_error(e, i, out);
-        }
-        jg_buf_putc(out, ']');
-    }
+    put_aggregate(e, dup, UINT64_MAX, out);
     jg_free(dup);
     put_truncated(out, e->omitted, "error");
+}
+
+void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
+    if (e->n == 0) return;
+    bool *dup = duplicates(e, out);
+    if (!dup) return;
+    size_t start = out->len;
+    put_aggregate(e, dup, UINT64_C(1) << rule, out);
+    jg_free(dup);
+    size_t n = out->len - start;
+    if (out->oom || n <= JG_MAX_AUDIT_VALUE_BYTES) return;
+    size_t k = jg_utf8_cut(out->data + start, n, JG_MAX_AUDIT_VALUE_BYTES - 32);
+    out->len = start + k;
+    out->data[out->len] = '\0';
+    put_truncated(out, n - k, "byte");
+}
+
+void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
+    static const char ellipsis[] = "...";
+    enum { NOTE_RESERVE = 64 }; /* room for the "more warnings omitted" note */
+    if (e->n == 0 && e->omitted == 0) return;
+    bool *dup = e->n ? duplicates(e, out) : NULL;
+    if (e->n && !dup) return;
+    size_t total = 0, left_out = e->omitted;
+    for (size_t i = 0; i < e->n; i++) {
+        if (dup[i]) continue;
+        jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
+        size_t len = (f.n ? f.n + 2 : 0) + b.n;
+        if (len > JG_MAX_WARNING_BYTES) len = JG_MAX_WARNING_BYTES;
+        if (left_out || total + len > JG_MAX_WARNINGS_TOTAL - NOTE_RESERVE) {
+            left_out++;
+            continue;
+        }
+        size_t start = out->len;
+        put_error(e, i, out);
+        if (out->oom) break;
+        size_t n = out->len - start;
+        if (n > JG_MAX_WARNING_BYTES) {
+            size_t k = jg_utf8_cut(out->data + start, n, JG_MAX_WARNING_BYTES - 3);
+            out->len = start + k;
+            jg_buf_put(out, ellipsis, 3);
+            n = k + 3;
+        }
+        total += n;
+        jg_buf_putc(out, '\n');
+    }
+    jg_free(dup);
+    if (left_out) jg_buf_printf(out, "jobguard: %zu more warning%s omitted\n", left_out,
+                                left_out == 1 ? "" : "s");
 }
 
 void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out) {

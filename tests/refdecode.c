@@ -203,7 +203,7 @@ static int rd_list(struct walk *w, const char *path, const char *key, json_t *v,
     if (n) {
         out->items = calloc(n, sizeof *out->items);
         if (!out->items) abort();          /* test code: no allocation failure handling */
-        if (w->out->n_lists == 4) abort(); /* two lists per object: repeats are refused */
+        if (w->out->n_lists == 5) abort(); /* two per object and groups: repeats are refused */
         w->out->lists[w->out->n_lists++] = out->items;
     }
     for (size_t i = 0; i < n; i++) {
@@ -438,7 +438,8 @@ static int gvr_member(struct walk *w, void *ctx, int which, json_t *v) {
 }
 
 static int user_member(struct walk *w, void *ctx, int which, json_t *v) {
-    (void)which;
+    if (which == 1)
+        return rd_list(w, "request.userInfo", "groups", v, &((struct jg_request *)ctx)->groups);
     jg_opt_str s;
     int r = rd_str(w, "request.userInfo", "username", v, &s);
     ((struct jg_request *)ctx)->username = s.s;
@@ -512,8 +513,8 @@ static int request_member(struct walk *w, void *ctx, int which, json_t *v) {
     case 7: {
         if (rd_obj(w, "request", "userInfo", v, &o)) return STOP;
         if (!o) return OK;
-        static const char *const names[] = {"username"};
-        return members(w, o, names, 1, user_member, q);
+        static const char *const names[] = {"username", "groups"};
+        return members(w, o, names, 2, user_member, q);
     }
     case 8:
         return rd_bool(w, "request", "dryRun", v, &q->dry_run);

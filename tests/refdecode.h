@@ -37,7 +37,7 @@ struct ref_result {
 struct ref_review {
     jg_review review; /* review.req is the view; review.priv is unused */
     json_t *root;     /* the strings of the view point into it */
-    jg_str *lists[4]; /* uncounted arrays (object and oldObject, succeeded and failed) */
+    jg_str *lists[5]; /* uncounted arrays (object and oldObject, succeeded and failed), groups */
     size_t n_lists;
 };
 

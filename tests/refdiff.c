@@ -311,6 +311,7 @@ static bool same_request(const struct jg_request *a, const struct jg_request *b,
     SAME_STR(namespace_);
     SAME_STR(username);
     SAME_NUM(dry_run);
+    if (!same_list(&a->groups, &b->groups, "request.groups", why, cap)) return false;
     return same_job(&a->object, &b->object, "object.", why, cap) &&
            same_job(&a->old_object, &b->old_object, "oldObject.", why, cap);
 }

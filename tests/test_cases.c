@@ -41,7 +41,7 @@ static void discover(void) {
     qsort(names, (size_t)ncases, sizeof *names, cmp_names);
 }
 
-/* args: "--parity 1.36" and/or "--disable-rule ID" tokens. */
+/* args: "--parity 1.36", "--disable-rule ID" and/or "--mode ID=MODE" tokens. */
 static void read_args(const char *dir, struct jg_config *cfg) {
     char p[4200];
     snprintf(p, sizeof p, "%.4000s/args", dir);
@@ -60,6 +60,10 @@ static void read_args(const char *dir, struct jg_config *cfg) {
             const struct jg_rule *r = jg_rule_find(v);
             ck_assert_msg(r != NULL, "unknown rule %s in %s", v, p);
             cfg->disabled |= UINT64_C(1) << r->id;
+        } else if (strcmp(tok, "--mode") == 0) {
+            char *v = strtok_r(NULL, " \t\n", &save), err[300];
+            ck_assert_ptr_nonnull(v);
+            ck_assert_msg(jg_mode_set(v, strlen(v), cfg->mode, err, sizeof err), "%s in %s", err, p);
         } else {
             ck_abort_msg("unknown token %s in %s", tok, p);
         }

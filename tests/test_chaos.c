@@ -14,6 +14,7 @@
  * usage: test_chaos CASES_DIR   (tests/cases: the reviews come from the data-driven corpus) */
 #include "jobguard/admit.h"
 #include "jobguard/alloc.h"
+#include "jobguard/policy.h"
 
 #include <check.h>
 
@@ -217,6 +218,9 @@ struct normal {
     long allocations;
 };
 
+/* The configuration every run uses: the default, or modes and a policy (test_modes_chaos). */
+static struct jg_config run_cfg = JG_CONFIG_DEFAULT;
+
 /* One run with the current chaos settings; checks the outcome against the normal one. */
 typedef enum jg_verdict (*run_fn)(const void *input, const struct jg_config *cfg, jg_buf *response,
                                   struct jg_outcome *o);
@@ -224,7 +228,7 @@ typedef enum jg_verdict (*run_fn)(const void *input, const struct jg_config *cfg
 static void check_run(const char *what, run_fn run, const void *input, const struct normal *nm,
                       long n, bool persistent) {
     const char *mode = persistent ? "persistent" : "single";
-    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_config cfg = run_cfg;
     jg_buf response = JG_BUF_INIT;
     struct jg_outcome o;
     jg_outcome_init(&o);
@@ -256,7 +260,7 @@ static void check_run(const char *what, run_fn run, const void *input, const str
  * Returns the number of allocation points walked. */
 static long walk(const char *what, run_fn run, const void *input, enum jg_verdict expect) {
     struct normal nm = {0};
-    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_config cfg = run_cfg;
     jg_buf response = JG_BUF_INIT;
     struct jg_outcome o;
     jg_outcome_init(&o);
@@ -310,8 +314,8 @@ static enum jg_verdict run_admit(const void *input, const struct jg_config *cfg,
     return jg_admit(b->p, b->n, cfg, response, o);
 }
 
-START_TEST(test_admit_chaos) {
-    const struct review_case *c = &reviews[_i];
+/* Walks one review through jg_admit under run_cfg. */
+static void walk_review(const struct review_case *c) {
     size_t len;
     char *s = load_review(c, &len);
     chaos_install();
@@ -322,6 +326,10 @@ START_TEST(test_admit_chaos) {
     ck_assert_int_gt(points, 0);
     chaos_uninstall();
     free(s);
+}
+
+START_TEST(test_admit_chaos) {
+    walk_review(&reviews[_i]);
 }
 END_TEST
 
@@ -406,6 +414,36 @@ START_TEST(test_objects_chaos) {
 }
 END_TEST
 
+/* ---- modes and policy rules: warnings, annotations, NotSupported lists ---- */
+
+static const struct review_case mode_reviews[] = {
+    {"x-status-many-rules-order", AS_IS, JG_VERDICT_DENIED, "deny, warn and audit in one review"},
+    {"x-cronjob-update-invalid", AS_IS, JG_VERDICT_DENIED, "allow-list of 20, format warned"},
+    {"r-create-job-bad-managedby", AS_IS, JG_VERDICT_ALLOWED, "warned and audited, allowed"},
+};
+#define N_MODE_REVIEWS ((int)(sizeof mode_reviews / sizeof mode_reviews[0]))
+
+START_TEST(test_modes_chaos) {
+    static char names[20][16];
+    static struct jg_policy_controller ctls[20];
+    for (int i = 0; i < 20; i++) {
+        snprintf(names[i], sizeof names[i], "c%02d.io/ctl", 19 - i);
+        ctls[i] = (struct jg_policy_controller){.name = names[i]};
+    }
+    struct jg_policy pol = {.controllers = ctls, .n_controllers = 20};
+    run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;
+    run_cfg.policy = &pol;
+    run_cfg.mode[JG_R_MANAGED_BY_FORMAT] = JG_MODE_WARN;
+    run_cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_AUDIT;
+    run_cfg.mode[JG_R_UNCOUNTED_EMPTY] = JG_MODE_WARN;
+    run_cfg.mode[JG_R_MORE_READY_THAN_ACTIVE] = JG_MODE_AUDIT;
+    run_cfg.mode[JG_R_DECREASING_FAILED] = JG_MODE_AUDIT;
+    if (_i == 2) pol.allow_unlisted_controllers = true; /* its value would be refused */
+    walk_review(&mode_reviews[_i]);
+    run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;
+}
+END_TEST
+
 int main(int argc, char **argv) {
     if (argc > 1) cases_dir = argv[1];
     Suite *s = suite_create("chaos");
@@ -413,6 +451,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_admit_chaos, 0, N_REVIEWS);
     tcase_add_loop_test(tc, test_objects_chaos, 0, N_OBJECTS);
+    tcase_add_loop_test(tc, test_modes_chaos, 0, N_MODE_REVIEWS);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

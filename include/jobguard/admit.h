@@ -9,7 +9,8 @@
 
 enum jg_verdict {
     JG_VERDICT_ALLOWED,     /* allowed: true */
-    JG_VERDICT_DENIED,      /* allowed: false, status.code 422 Invalid, rule violations */
+    JG_VERDICT_DENIED,      /* allowed: false by deny-mode rules: status.code 422 Invalid, or
+                             * 403 Forbidden (Policy-StatusWriters) */
     JG_VERDICT_BAD_REQUEST, /* allowed: false, status.code 400: input not decodable */
     JG_VERDICT_ERROR,       /* allowed: false, status.code 500: out of memory */
 };
@@ -17,7 +18,7 @@ enum jg_verdict {
 /* What the transport needs for logs and metrics, copied out (truncated to fit). */
 struct jg_outcome {
     enum jg_verdict verdict;
-    int code; /* response status.code: 0 when allowed, else 422 / 400 / 500 */
+    int code; /* response status.code: 0 when allowed, else 422 / 403 / 400 / 500 */
     bool dry_run;
     char uid[128];
     char namespace_[64];
@@ -26,11 +27,15 @@ struct jg_outcome {
     char operation[16];    /* "CREATE", ... ; "" when undecodable */
     char resource[64];     /* request.resource.resource, e.g. "jobs" */
     char sub_resource[32]; /* "" or "status" */
-    uint64_t rules;        /* bit (1 << enum jg_rule_id) for every rule that fired */
-    size_t n_errors;       /* field errors, duplicates and omitted ones (verdict.h) included */
+    char kind[16];         /* "Job" or "CronJob" (the target; "Job" for other resources) */
+    uint64_t rules;        /* bit (1 << enum jg_rule_id) for every deny-mode rule that fired */
+    uint64_t rules_warn;   /* ... every warn-mode rule that fired */
+    uint64_t rules_audit;  /* ... every audit-mode rule that fired */
+    size_t n_errors;       /* deny-mode errors, duplicates and omitted ones (verdict.h) included */
     jg_buf message;        /* status.message of a denial or error; owned */
     jg_buf causes; /* denial: one "<field>: <body>\n" line per cause, then "[truncated N errors]\n"
-                    * when some were omitted; owned */
+                    * when some were omitted; 403: the reason line; owned */
+    jg_buf warnings; /* the response's warnings, one per line; owned */
 };
 
 void jg_outcome_init(struct jg_outcome *o);
@@ -53,5 +58,7 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
 /* Rule IDs of the bits in `rules`, for logs: appends `"ID1","ID2"` (JSON strings, comma-separated).
  */
 void jg_outcome_put_rule_names(const struct jg_outcome *o, jg_buf *out);
+/* The same for any rule set (e.g. rules_warn). */
+void jg_put_rule_names(uint64_t rules, jg_buf *out);
 
 #endif

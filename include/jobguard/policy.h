@@ -60,8 +60,9 @@ struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size
                                         size_t errcap);
 void jg_policy_free(struct jg_policy *p);
 
-/* Copies the policy's modes into `cfg->mode` (rules in `cfg->disabled` stay off) and points
- * `cfg->policy` at it. */
+/* Fills every JG_MODE_UNSET entry of `cfg->mode` with the policy's mode (deny when `p` is NULL),
+ * keeping the modes the flags set, and points `cfg->policy` at `p`. Rules in `cfg->disabled` stay
+ * off whatever their mode. */
 void jg_policy_apply(const struct jg_policy *p, struct jg_config *cfg);
 
 #endif

@@ -44,6 +44,9 @@ enum jg_rule_id {
     JG_R_START_TIME_UPDATE_UNSUSPENDED,
     JG_R_SCM_DISABLE,
     JG_R_SCM_AFTER_COMPLETE,
+    /* policy rules (docs/rules.md §11): only with a policy (jg_config.policy) */
+    JG_R_POLICY_ALLOWED_CONTROLLERS,
+    JG_R_POLICY_STATUS_WRITERS,
     JG_RULE_COUNT
 };
 /* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[64]. */
@@ -62,13 +65,22 @@ enum jg_mode { JG_MODE_DENY = 0, JG_MODE_WARN, JG_MODE_AUDIT, JG_MODE_OFF, JG_MO
 const char *jg_mode_name(enum jg_mode m);
 /* Parses one of those names; false otherwise. */
 bool jg_mode_parse(const char *s, enum jg_mode *out);
+/* Applies one "ID=MODE" of `n` bytes (ID a rule ID, or "*" for every rule) to `mode`; false with
+ * the reason in `err` (as `check --mode` and `serve --mode` take them). */
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap);
+
+/* In jg_config.mode: no mode given by a flag for this rule; the policy file's mode applies (deny
+ * without a policy file). The engine reads any value outside enum jg_mode as deny. */
+#define JG_MODE_UNSET 0xFF
 
 struct jg_policy; /* policy.h: the immutable snapshot read from the policy file */
 
 struct jg_config {
     enum jg_parity parity;
     uint64_t disabled; /* bit (1 << rule id): rules switched off by the operator (mode off) */
-    /* Per rule: JG_MODE_DENY (0, the default) .. JG_MODE_OFF. Filled from the policy's "modes". */
+    /* Per rule: JG_MODE_DENY (0, the default) .. JG_MODE_OFF, or JG_MODE_UNSET. The flags
+     * (--mode) fill it first, leaving JG_MODE_UNSET where they say nothing; jg_policy_apply fills
+     * those from the policy's "modes". So --mode wins over the file, --disable-rule over both. */
     unsigned char mode[64];
     /* The policy snapshot deciding this request (controllers, status writers, targets); NULL =
      * no policy file: built-in targets, no allow-list, no status-writer binding. */
@@ -96,8 +108,21 @@ extern const struct jg_rule jg_rules[JG_RULE_COUNT];
 /* Returns the rule named `name` (case-sensitive), or NULL. */
 const struct jg_rule *jg_rule_find(const char *name);
 
-/* Runs every rule that applies to the request, appending errors in upstream order. */
+/* The mode rule `id` has under `cfg`: off when in cfg->disabled, else cfg->mode[id] (an
+ * out-of-range value counts as deny). */
+enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id);
+
+/* Runs every rule that applies to the request and is in out->only and not off, appending errors
+ * in upstream order. */
 void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *out);
+
+/* Runs the rules once per mode in use: out[m] (initialised by the caller) receives the errors of
+ * the rules whose mode is m, for m = deny, warn, audit. A mode no rule has costs nothing. */
+void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg,
+                       struct jg_errors out[JG_MODE_OFF]);
+
+/* The value Kubernetes reserves for its own Job controller (docs/rules.md §2.1). */
+#define JG_JOB_CONTROLLER "kubernetes.io/job-controller"
 
 /* §2.2 IsDomainPrefixedPath + §2.3 length on one value, errors at `field`. */
 void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out);

@@ -12,6 +12,10 @@ enum jg_err_type {
     JG_ERR_REQUIRED,  /* "Required value", FieldValueRequired */
     JG_ERR_TOO_LONG,  /* "Too long", FieldValueTooLong */
     JG_ERR_DUPLICATE, /* "Duplicate value", FieldValueDuplicate */
+    JG_ERR_NOT_SUPPORTED, /* "Unsupported value", FieldValueNotSupported */
+    /* Not a field error: the request is refused with 403 Forbidden (errors.NewForbidden). The
+     * field is empty and the body is the reason alone, e.g. `User "u" cannot update ...`. */
+    JG_ERR_FORBIDDEN,
 };
 
 /* Output bounds. Kubernetes has none; these bind only far beyond any status the Job controller
@@ -20,6 +24,12 @@ enum jg_err_type {
 #define JG_MAX_CAUSES 2000           /* errors kept; later ones are counted, not rendered */
 #define JG_MAX_ERROR_TEXT (1u << 20) /* bytes of "<field>: <body>" over all kept errors */
 #define JG_MAX_VALUE_BYTES 65536     /* bytes of one bad value (or detail) quoted in a body */
+
+/* Warn and audit modes (docs/modes.md). Kubernetes asks for warnings of at most 120 characters
+ * if possible, may truncate those over 256 and ignores them past 4096 characters in all. */
+#define JG_MAX_WARNING_BYTES 256         /* one warning; longer ones end in "..." */
+#define JG_MAX_WARNINGS_TOTAL 4096       /* all warnings of one response, the last note included */
+#define JG_MAX_AUDIT_VALUE_BYTES 10240   /* one audit annotation value (VAP truncates at 10 KiB) */
 
 struct jg_field_error {
     int rule; /* enum jg_rule_id */
@@ -35,6 +45,9 @@ struct jg_errors {
     jg_buf scratch; /* for callers composing a dynamic detail */
     size_t omitted; /* errors beyond JG_MAX_CAUSES or JG_MAX_ERROR_TEXT: counted only */
     uint64_t rules; /* bit (1 << rule) of every error, omitted ones included */
+    /* Rules recorded (bit (1 << rule)); errors of the others are dropped unseen, uncounted.
+     * jg_errors_init sets every bit; the engine runs one list per mode (rules.h). */
+    uint64_t only;
     bool oom;
 };
 
@@ -63,6 +76,14 @@ void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
                               const char *detail);
 /* Duplicate of a named string type (types.UID): rendered as JSON. */
 void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v);
+/* field.NotSupported of a Go string: `Unsupported value: "x": supported values: "a", "b"`, the
+ * values %q-quoted in the order given (callers sort them); with n == 0 no detail at all, as
+ * apimachinery renders an empty list. The list is cut at JG_MAX_VALUE_BYTES like a detail. */
+void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
+                          const jg_str *valid, size_t n);
+/* A request-level Forbidden (403): `reason` is what follows `<resource>.<group> "<name>" is
+ * forbidden: ` in the status message (jg_render_forbidden). */
+void jg_err_forbidden(struct jg_errors *e, int rule, const char *reason);
 
 static inline jg_str jg_err_field(const struct jg_errors *e, size_t i) {
     return (jg_str){e->text.data + e->v[i].field_off, e->v[i].field_len};
@@ -77,6 +98,25 @@ const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
  * errors were omitted, followed by ` [truncated N errors]` (jg_put_omitted_note). */
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out);
+
+/* The warnings for the errors of `e` (docs/modes.md): one `<field>: <body>` line each (the body
+ * alone for a Forbidden), duplicates dropped, each at most JG_MAX_WARNING_BYTES, all together at
+ * most JG_MAX_WARNINGS_TOTAL; warnings past it (and omitted errors) are replaced by one last
+ * `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains one). */
+void jg_render_warnings(const struct jg_errors *e, jg_buf *out);
+
+/* The audit annotation value for the errors of `rule` in `e`: the aggregate as in the denial
+ * message (`e1` or `[e1, e2]`), cut at JG_MAX_AUDIT_VALUE_BYTES. Appends nothing when the rule has
+ * no kept error. */
+void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out);
+
+/* errors.NewForbidden's message: `<resource>.<group> "<name>" is forbidden: <reason>` for error
+ * i (a JG_ERR_FORBIDDEN). */
+void jg_render_forbidden(const struct jg_errors *e, size_t i, const char *resource,
+                         const char *group, jg_str name, jg_buf *out);
+
+/* Index of the first JG_ERR_FORBIDDEN error, or e->n when there is none. */
+size_t jg_errors_find_forbidden(const struct jg_errors *e);
 
 /* "[truncated N errors]" (N = e->omitted): the note that ends the message and the causes. */
 void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out);

@@ -87,6 +87,7 @@ struct jg_request {
     jg_str group, version, resource, sub_resource; /* request.resource, request.subResource */
     enum jg_target target;
     jg_str name, namespace_, username;
+    jg_str_list groups; /* request.userInfo.groups */
     bool dry_run;
     struct jg_job object;     /* decoded only for Job/CronJob CREATE/UPDATE */
     struct jg_job old_object; /* decoded only for Job/CronJob UPDATE */

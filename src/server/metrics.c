@@ -20,10 +20,15 @@ static const char *const resources[] = {"jobs", "cronjobs", "", "other"};
 static const char *const subresources[] = {"", "status", "other"};
 static const char *const operations[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", ""};
 static const char *const verdicts[] = {"allowed", "denied", "bad_request", "error"};
+static const char *const dry_runs[] = {"false", "true"};
+/* Rule violation labels: the target kind and the rule's mode (deny, warn, audit). */
+static const char *const kinds[] = {"Job", "CronJob"};
 #define N_RES (sizeof resources / sizeof resources[0])
 #define N_SUB (sizeof subresources / sizeof subresources[0])
 #define N_OP (sizeof operations / sizeof operations[0])
 #define N_VERDICT (sizeof verdicts / sizeof verdicts[0])
+#define N_KIND (sizeof kinds / sizeof kinds[0])
+#define N_MODE JG_MODE_OFF
 
 /* Seconds. The engine decides a 4 KB review in ~60 µs and TLS+HTTP adds ~30 µs, so the buckets
  * start at 100 µs; 1 s is far beyond anything but a stalled upload. */
@@ -36,11 +41,11 @@ static const unsigned http_codes[] = {200, 400, 403, 404, 405, 411, 413, 414, 43
 
 /* The series one decided review moves, updated and read under admission_lock. */
 struct admission_series {
-    uint64_t requests[N_RES][N_SUB][N_OP][N_VERDICT];
+    uint64_t requests[N_RES][N_SUB][N_OP][N_VERDICT][2]; /* last: dry_run */
     uint64_t bucket[N_BUCKETS + 1]; /* last = +Inf only */
     uint64_t duration_count;
     uint64_t duration_sum_ns;
-    uint64_t rule[JG_RULE_COUNT];
+    uint64_t rule[JG_RULE_COUNT][N_KIND][N_MODE][2]; /* last: dry_run */
 };
 static pthread_mutex_t admission_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -79,13 +84,17 @@ void jg_metrics_admission(const struct jg_outcome *o, double seconds) {
         b++;
     uint64_t ns = (uint64_t)(seconds > 0 ? seconds * 1e9 : 0);
 
+    size_t d = o->dry_run, k = strcmp(o->kind, "CronJob") == 0;
+    const uint64_t by_mode[N_MODE] = {o->rules, o->rules_warn, o->rules_audit};
+
     pthread_mutex_lock(&admission_lock);
-    m.a.requests[r][s][op][v]++;
+    m.a.requests[r][s][op][v][d]++;
     m.a.bucket[b]++;
     m.a.duration_count++;
     m.a.duration_sum_ns += ns;
     for (int i = 0; i < JG_RULE_COUNT; i++)
-        if (o->rules & (UINT64_C(1) << i)) m.a.rule[i]++;
+        for (size_t md = 0; md < N_MODE; md++)
+            if (by_mode[md] & (UINT64_C(1) << i)) m.a.rule[i][k][md][d]++;
     pthread_mutex_unlock(&admission_lock);
 }
 
@@ -136,19 +145,22 @@ void jg_metrics_render(jg_buf *out) {
     pthread_mutex_unlock(&admission_lock);
 
     header(out, "jobguard_admission_requests_total", "counter",
-           "AdmissionReview requests decided, by resource, subresource, operation and verdict.");
+           "AdmissionReview requests decided, by resource, subresource, operation, verdict and "
+           "dry run.");
     for (size_t r = 0; r < N_RES; r++)
         for (size_t s = 0; s < N_SUB; s++)
             for (size_t op = 0; op < N_OP; op++)
-                for (size_t v = 0; v < N_VERDICT; v++) {
-                    uint64_t n = a.requests[r][s][op][v];
-                    if (n == 0) continue; /* only series that happened */
-                    jg_buf_printf(out,
-                                  "jobguard_admission_requests_total{resource=\"%s\",subresource="
-                                  "\"%s\",operation=\"%s\",verdict=\"%s\"} %llu\n",
-                                  resources[r], subresources[s], operations[op], verdicts[v],
-                                  (unsigned long long)n);
-                }
+                for (size_t v = 0; v < N_VERDICT; v++)
+                    for (size_t d = 0; d < 2; d++) {
+                        uint64_t n = a.requests[r][s][op][v][d];
+                        if (n == 0) continue; /* only series that happened */
+                        jg_buf_printf(out,
+                                      "jobguard_admission_requests_total{resource=\"%s\","
+                                      "subresource=\"%s\",operation=\"%s\",verdict=\"%s\","
+                                      "dry_run=\"%s\"} %llu\n",
+                                      resources[r], subresources[s], operations[op], verdicts[v],
+                                      dry_runs[d], (unsigned long long)n);
+                    }
 
     header(out, "jobguard_admission_duration_seconds", "histogram",
            "Time from request headers to queued response for decided AdmissionReviews.");
@@ -168,10 +180,20 @@ void jg_metrics_render(jg_buf *out) {
                   (unsigned long long)a.duration_count);
 
     header(out, "jobguard_rule_violations_total", "counter",
-           "Denied AdmissionReviews in which the rule fired, by rule ID.");
+           "AdmissionReviews in which the rule fired, by rule ID, target kind, the rule's mode "
+           "(deny, warn, audit) and dry run.");
     for (int i = 0; i < JG_RULE_COUNT; i++)
-        jg_buf_printf(out, "jobguard_rule_violations_total{rule=\"%s\"} %llu\n", jg_rules[i].name,
-                      (unsigned long long)a.rule[i]);
+        for (size_t k = 0; k < N_KIND; k++)
+            for (size_t md = 0; md < N_MODE; md++)
+                for (size_t d = 0; d < 2; d++) {
+                    uint64_t n = a.rule[i][k][md][d];
+                    if (d && n == 0) continue; /* dry-run series only once they happened */
+                    jg_buf_printf(out,
+                                  "jobguard_rule_violations_total{rule=\"%s\",kind=\"%s\","
+                                  "mode=\"%s\",dry_run=\"%s\"} %llu\n",
+                                  jg_rules[i].name, kinds[k], jg_mode_name((enum jg_mode)md),
+                                  dry_runs[d], (unsigned long long)n);
+                }
 
     header(out, "jobguard_requests_in_flight", "gauge",
            "Requests on the webhook port being received or answered.");

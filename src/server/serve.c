@@ -24,7 +24,7 @@
  * fetched it signs with it within the same flight, so a minute is far beyond any use. */
 #define CERT_GRACE_MIN_S 60
 
-enum kind { K_STR, K_UINT, K_BYTES, K_LIST };
+enum kind { K_STR, K_UINT, K_BYTES, K_LIST, K_MODES };
 
 struct flag {
     const char *name;
@@ -54,6 +54,7 @@ enum {
     F_PARITY,
     F_DISABLE_RULE,
     F_POLICY,
+    F_MODE,
     F_MAX_CONN,
     F_MAX_CONN_IP,
     F_CONN_TIMEOUT,
@@ -111,6 +112,11 @@ static const struct flag flags[F_COUNT] = {
                   "JSON policy file (modes, controllers, targets; docs/policy.md); re-read when it "
                   "changes (every --cert-poll-interval) and on SIGHUP; empty = no policy.",
                   0, 0},
+    [F_MODE] = {"mode", K_MODES, "",
+                "ID=MODE: rule ID's mode, deny, warn, audit or off; ID * = every rule (repeatable, "
+                "later ones win; env: comma-separated); wins over the policy file's modes. "
+                "--disable-rule wins over both. See docs/modes.md.",
+                0, 0},
     [F_MAX_CONN] = {"max-connections", K_UINT, "1024",
                     "open connections on the HTTPS port; more are refused.", 1, 1000000},
     [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "0",
@@ -156,6 +162,7 @@ static void usage(FILE *f) {
         env_name(flags[i].name, env, sizeof env);
         const char *arg = flags[i].kind == K_UINT    ? " N"
                           : flags[i].kind == K_BYTES ? " BYTES"
+                          : flags[i].kind == K_MODES ? " ID=MODE"
                                                      : " VALUE";
         fprintf(f, "  --%s%s\n      %s\n      default: %s; env: %s\n", flags[i].name, arg,
                 flags[i].help,
@@ -205,9 +212,9 @@ static int find_flag(const char *name, size_t n) {
     return -1;
 }
 
-/* Adds the comma-separated rule IDs in s to *mask; false with a message on an unknown ID. */
-static bool add_rules(const char *s, uint64_t *mask) {
-    char buf[256];
+/* Calls item(ctx, p, n) for each non-empty, space-trimmed item of the comma-separated list s;
+ * stops at the first false. */
+static bool each_item(const char *s, bool (*item)(void *, const char *, size_t), void *ctx) {
     while (*s) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
@@ -215,28 +222,50 @@ static bool add_rules(const char *s, uint64_t *mask) {
             s++, n--;
         while (n > 0 && isspace((unsigned char)s[n - 1]))
             n--;
-        if (n > 0) {
-            snprintf(buf, sizeof buf, "%.*s", (int)n, s);
-            const struct jg_rule *r = jg_rule_find(buf);
-            if (!r) {
-                fprintf(stderr,
-                        "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard "
-                        "rules')\n",
-                        buf);
-                return false;
-            }
-            *mask |= UINT64_C(1) << r->id;
-        }
+        if (n > 0 && !item(ctx, s, n)) return false;
         if (!comma) break;
         s = comma + 1;
     }
     return true;
 }
 
+static bool add_rule(void *mask, const char *s, size_t n) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)n, s);
+    const struct jg_rule *r = jg_rule_find(buf);
+    if (!r) {
+        fprintf(stderr,
+                "jobguard serve: --disable-rule: unknown rule ID \"%s\" (see 'jobguard rules')\n",
+                buf);
+        return false;
+    }
+    *(uint64_t *)mask |= UINT64_C(1) << r->id;
+    return true;
+}
+
+static bool add_mode(void *mode, const char *s, size_t n) {
+    char err[300];
+    if (jg_mode_set(s, n, mode, err, sizeof err)) return true;
+    fprintf(stderr, "jobguard serve: --mode: %s\n", err);
+    return false;
+}
+
+/* Adds the comma-separated rule IDs in s to *mask; false with a message on an unknown ID. */
+static bool add_rules(const char *s, uint64_t *mask) {
+    return each_item(s, add_rule, mask);
+}
+
+/* Applies the comma-separated ID=MODE items of s to mode[]; false with a message on a bad one. */
+static bool add_modes(const char *s, unsigned char mode[64]) {
+    return each_item(s, add_mode, mode);
+}
+
 int jg_cmd_serve(int argc, char **argv) {
     const char *val[F_COUNT];
     bool from_flag[F_COUNT] = {0};
     uint64_t disabled_flags = 0;
+    unsigned char mode_flags[64];
+    memset(mode_flags, JG_MODE_UNSET, sizeof mode_flags); /* the policy file decides the rest */
     for (int i = 0; i < F_COUNT; i++)
         val[i] = flags[i].def;
 
@@ -272,9 +301,8 @@ int jg_cmd_serve(int argc, char **argv) {
             fprintf(stderr, "jobguard serve: option --%s needs a value\n", flags[f].name);
             return 2;
         }
-        if (flags[f].kind == K_LIST) {
-            if (!add_rules(v, &disabled_flags)) return 2;
-        }
+        if (flags[f].kind == K_LIST && !add_rules(v, &disabled_flags)) return 2;
+        if (flags[f].kind == K_MODES && !add_modes(v, mode_flags)) return 2;
         val[f] = v;
         from_flag[f] = true;
     }
@@ -319,6 +347,11 @@ int jg_cmd_serve(int argc, char **argv) {
     if (from_flag[F_DISABLE_RULE])
         cfg.engine.disabled = disabled_flags;
     else if (!add_rules(val[F_DISABLE_RULE], &cfg.engine.disabled))
+        return 2;
+    memset(cfg.engine.mode, JG_MODE_UNSET, sizeof cfg.engine.mode);
+    if (from_flag[F_MODE])
+        memcpy(cfg.engine.mode, mode_flags, sizeof cfg.engine.mode);
+    else if (!add_modes(val[F_MODE], cfg.engine.mode))
         return 2;
 
     if (strcmp(val[F_TLS_MIN], "1.2") == 0)
@@ -394,6 +427,20 @@ int jg_cmd_serve(int argc, char **argv) {
                 jg_buf_putc(&names, ']');
                 if (!names.oom) jg_log_raw(&l, key, names.data, names.len);
                 jg_buf_free(&names);
+            } else if (i == F_MODE) { /* {"ID":"warn",...}: the rules --mode sets */
+                jg_buf modes = JG_BUF_INIT;
+                jg_buf_putc(&modes, '{');
+                for (int r = 0, first = 1; r < JG_RULE_COUNT; r++)
+                    if (cfg.engine.mode[r] != JG_MODE_UNSET) {
+                        if (!first) jg_buf_putc(&modes, ',');
+                        jg_buf_json_string(&modes, jg_rules[r].name, strlen(jg_rules[r].name));
+                        jg_buf_printf(&modes, ":\"%s\"",
+                                      jg_mode_name((enum jg_mode)cfg.engine.mode[r]));
+                        first = 0;
+                    }
+                jg_buf_putc(&modes, '}');
+                if (!modes.oom) jg_log_raw(&l, key, modes.data, modes.len);
+                jg_buf_free(&modes);
             } else if (flags[i].kind == K_UINT || flags[i].kind == K_BYTES)
                 jg_log_uint(&l, key, num[i]);
             else

@@ -378,6 +378,51 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
     return MHD_YES;
 }
 
+/* The fields every outcome line carries, in this order. */
+static void log_request(struct jg_log *l, const struct jg_outcome *o) {
+    jg_log_str(l, "uid", o->uid);
+    jg_log_str(l, "namespace", o->namespace_);
+    jg_log_str(l, "name", o->name);
+    jg_log_str(l, "user", o->user);
+    jg_log_str(l, "operation", o->operation);
+    jg_log_str(l, "resource", o->resource);
+    jg_log_str(l, "subresource", o->sub_resource);
+    jg_log_bool(l, "dry_run", o->dry_run);
+}
+
+static void log_rules(struct jg_log *l, uint64_t rules) {
+    jg_buf names = JG_BUF_INIT;
+    jg_buf_putc(&names, '[');
+    jg_put_rule_names(rules, &names);
+    jg_buf_putc(&names, ']');
+    if (!names.oom) jg_log_raw(l, "rules", names.data, names.len);
+    jg_buf_free(&names);
+}
+
+/* One line for the rules of a warn or audit mode that fired (docs/modes.md), with the warnings. */
+static void log_notes(const struct jg_outcome *o, const char *msg, uint64_t rules, bool warnings) {
+    struct jg_log l;
+    if (!rules || !jg_log_begin(&l, JG_LOG_INFO, msg)) return;
+    log_request(&l, o);
+    log_rules(&l, rules);
+    if (warnings) {
+        jg_buf list = JG_BUF_INIT;
+        jg_buf_putc(&list, '[');
+        const char *p = o->warnings.data ? o->warnings.data : "", *end = p + o->warnings.len;
+        for (const char *q = p; q < end;) {
+            const char *nl = memchr(q, '\n', (size_t)(end - q));
+            if (!nl) break;
+            if (q != p) jg_buf_putc(&list, ',');
+            jg_buf_json_string(&list, q, (size_t)(nl - q));
+            q = nl + 1;
+        }
+        jg_buf_putc(&list, ']');
+        if (!list.oom) jg_log_raw(&l, "warnings", list.data, list.len);
+        jg_buf_free(&list);
+    }
+    jg_log_end(&l);
+}
+
 static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, double secs) {
     enum jg_log_level lvl;
     const char *msg;
@@ -395,24 +440,14 @@ static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, do
         lvl = JG_LOG_ERROR, msg = "admission error";
         break;
     }
+    log_notes(o, "admission warning", o->rules_warn, true);
+    log_notes(o, "admission audit", o->rules_audit, false);
     struct jg_log l;
     if (!jg_log_begin(&l, lvl, msg)) return;
-    jg_log_str(&l, "uid", o->uid);
-    jg_log_str(&l, "namespace", o->namespace_);
-    jg_log_str(&l, "name", o->name);
-    jg_log_str(&l, "user", o->user);
-    jg_log_str(&l, "operation", o->operation);
-    jg_log_str(&l, "resource", o->resource);
-    jg_log_str(&l, "subresource", o->sub_resource);
-    jg_log_bool(&l, "dry_run", o->dry_run);
+    log_request(&l, o);
     if (o->verdict != JG_VERDICT_ALLOWED) {
         jg_log_int(&l, "code", o->code);
-        jg_buf names = JG_BUF_INIT;
-        jg_buf_putc(&names, '[');
-        jg_outcome_put_rule_names(o, &names);
-        jg_buf_putc(&names, ']');
-        if (!names.oom) jg_log_raw(&l, "rules", names.data, names.len);
-        jg_buf_free(&names);
+        log_rules(&l, o->rules);
         jg_log_strn(&l, "message", o->message.data ? o->message.data : "", o->message.len);
         char ip[64];
         client_ip(c, ip, sizeof ip);

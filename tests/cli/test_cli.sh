@@ -27,6 +27,21 @@ expect_rc "unknown rule exits 2" 2 "$bin" check --disable-rule Nope "$cases/r-cr
 # --disable-rule turns a denial into an allow
 expect_rc "disable-rule allows" 0 "$bin" check --disable-rule ALWAYS-ManagedByImmutable "$cases/r-update-managedby-changed/review.json"
 
+# --mode: warn and audit allow, with the denial's text as a warning or an annotation
+R=$cases/r-update-managedby-changed/review.json
+expect_rc "mode warn allows" 0 "$bin" check --explain --mode ALWAYS-ManagedByImmutable=warn "$R"
+expect_grep "warning in the response" "$tmp/out" '"allowed":true,"warnings":["spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]}}'
+expect_grep "explain prints the warning as kubectl does" "$tmp/err" 'Warning: spec.managedBy: Invalid value: "kubernetes.io/job-controller": field is immutable'
+expect_rc "mode * audit allows" 0 "$bin" check --mode '*=audit' "$R"
+expect_grep "audit annotation keyed by rule ID" "$tmp/out" '"allowed":true,"auditAnnotations":{"ALWAYS-ManagedByImmutable":"spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"}}}'
+expect_rc "later --mode wins" 1 "$bin" check --mode '*=off' --mode ALWAYS-ManagedByImmutable=deny "$R"
+expect_rc "mode off allows" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=off "$R"
+expect_grep "off: nothing attached" "$tmp/out" '"allowed":true}}'
+expect_rc "unknown mode exits 2" 2 "$bin" check --mode ALWAYS-ManagedByImmutable=block "$R"
+expect_grep "unknown mode named" "$tmp/err" '--mode: "ALWAYS-ManagedByImmutable=block": expected ID=MODE, MODE one of deny, warn, audit, off'
+expect_rc "mode of unknown rule exits 2" 2 "$bin" check --mode Nope=warn "$R"
+expect_rc "mode without = exits 2" 2 "$bin" check --mode warn "$R"
+
 # raw objects, as an external controller author has them
 cat >"$tmp/old.json" <<'J'
 {"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns"},
@@ -56,7 +71,7 @@ expect_grep "wrong type names the field" "$tmp/err" "old object.status.active: m
 expect_rc "rules" 0 "$bin" rules
 expect_grep "rules lists an upstream option" "$tmp/out" "RejectMutatingCompletionTime"
 n=$(grep -c '^  field:' "$tmp/out")
-if [ "$n" = 35 ]; then ok "rules prints 35 rules"; else bad "rules prints $n rules, want 35"; fi
+if [ "$n" = 37 ]; then ok "rules prints 37 rules"; else bad "rules prints $n rules, want 37"; fi
 expect_rc "rules --markdown" 0 "$bin" rules --markdown
 expect_grep "markdown table" "$tmp/out" "| 1 | \`ALWAYS-ManagedByFormat\`"
 expect_rc "--version" 0 "$bin" --version

@@ -41,6 +41,44 @@ new_ca "$TMP/otherca" other
 expect_match "Go client with a foreign caBundle: x509 error" 'error .*x509' "$(cat "$TMP/x.out")"
 "$TMP/apiclient" -addr "127.0.0.1:$PORT" -server-name jobguard.elsewhere.svc -cacert "$CERTS/ca.crt" "${files[0]}" >"$TMP/x.out" 2>&1
 expect_match "Go client for another service name: certificate name error" 'error .*(x509|certificate)' "$(cat "$TMP/x.out")"
+expect_eq "deny mode: no annotations, no warnings on any answer" "${#files[@]}" "$(grep -c ' annotations=null warnings=null$' "$TMP/go.out")"
+stop_server
+expect_eq "server exits 0" 0 "$SERVER_RC"
+
+# Modes (docs/modes.md) as the Go client sees them: warnings and auditAnnotations decoded from the
+# response, next to a denial or an allowance; the log lines and metrics that go with them.
+start_server modes --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+	--service-name "$SVC_DNS" --shutdown-delay 0 --mode ALWAYS-ManagedByImmutable=warn \
+	--mode ALWAYS-ManagedByFormat=audit --mode RejectCompleteJobWithoutCompletionTime=warn ||
+	{ fail "server start (modes)"; jg_finish; }
+IMM=$CASES_DIR/r-update-managedby-changed FMT=$CASES_DIR/e10-create-uppercase-host
+MIX=$CASES_DIR/r-status-update-denied
+"$TMP/apiclient" -addr "127.0.0.1:$PORT" -server-name "$SVC_DNS" -cacert "$CERTS/ca.crt" \
+	"$IMM/review.json" "$FMT/review.json" "$MIX/review.json" >"$TMP/modes.out" 2>&1
+expect_eq "Go client exit status (modes)" 0 "$?"
+mapfile -t got <"$TMP/modes.out"
+texts() { jq -c '[.response.status.details.causes[] | select(.field == "'"$2"'") | "\(.field): \(.message)"]' "$1/expected.json"; }
+warns() { sed 's/.* warnings=//' <<<"$1"; }
+notes() { sed -E 's/.* annotations=(.*) warnings=.*/\1/' <<<"$1"; }
+expect_match "warn: immutability allowed" ' status=200 .* allowed=true .* code=0 causes= ' "${got[0]:-}"
+expect_eq "warn: the denial's text as the one warning" "$(texts "$IMM" spec.managedBy)" "$(warns "${got[0]:-}")"
+expect_match "audit: bad format allowed, no warning" ' allowed=true .* warnings=null$' "${got[1]:-}"
+expect_eq "audit: annotation keyed by rule ID, the denial's text as value" \
+	"$(jq -c '{"ALWAYS-ManagedByFormat": [.response.status.details.causes[] | "\(.field): \(.message)"][0]}' "$FMT/expected.json")" \
+	"$(notes "${got[1]:-}")"
+expect_match "deny + warn: still denied, one cause left" ' allowed=false .* code=422 causes=status.conditions ' "${got[2]:-}"
+expect_eq "deny + warn: the warn-mode error rides along as a warning" "$(texts "$MIX" status.completionTime)" "$(warns "${got[2]:-}")"
+sleep 0.2
+expect_eq "one 'admission warning' log line per warned request, with the rule ID" \
+	'["ALWAYS-ManagedByImmutable"] ["RejectCompleteJobWithoutCompletionTime"]' \
+	"$(grep '"msg":"admission warning"' "$SERVER_LOG" | jq -c .rules | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "one 'admission audit' log line, with the rule ID" '["ALWAYS-ManagedByFormat"]' \
+	"$(grep '"msg":"admission audit"' "$SERVER_LOG" | jq -c .rules)"
+expect_eq "the denial's log line names the deny-mode rule only" '["RejectCompleteJobWithoutSuccessCriteriaMet"]' \
+	"$(grep '"msg":"admission denied"' "$SERVER_LOG" | jq -c .rules)"
+expect_eq "rule_violations counts the warn mode" 1 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByImmutable",kind="Job",mode="warn",dry_run="false"}')"
+expect_eq "rule_violations counts the audit mode" 1 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="audit",dry_run="false"}')"
+expect_eq "  and nothing in deny mode for it" 0 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="deny",dry_run="false"}')"
 stop_server
 expect_eq "server exits 0" 0 "$SERVER_RC"
 jg_finish

@@ -37,7 +37,9 @@ others=$(grep -v '^#' "$TMP/m0" | grep -v '^jobguard_' | head -3)
 expect_eq "no metric outside the jobguard_ namespace" "" "$others"
 n_series=$(grep -c '^jobguard_rule_violations_total{rule=' "$TMP/m0")
 if [[ $n_series -ge 30 ]]; then pass "rule violation series exist at 0 before any request ($n_series rules)"; else fail "only $n_series rule series"; fi
-expect_eq "  ALWAYS-ManagedByFormat starts at 0" 0 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat"}')"
+expect_eq "  ALWAYS-ManagedByFormat starts at 0" 0 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="deny",dry_run="false"}')"
+expect_eq "  every rule has a series per kind and mode" $((n_series)) "$(($("$JG" rules --markdown | grep -c '^| [0-9]') * 6))"
+expect_eq "  no dry-run series before a dry run" 0 "$(grep -c 'dry_run="true"' "$TMP/m0")"
 ver=$("$JG" --version | awk '{print $2}')
 expect_eq "build_info carries the version" 1 "$(metric "jobguard_build_info{version=\"$ver\"}")"
 not_after=$(date -d "$(openssl x509 -in "$CERTS/tls.crt" -noout -enddate | cut -d= -f2)" +%s)
@@ -47,17 +49,19 @@ expect_eq "reloads start at 0 (success)" 0 "$(metric 'jobguard_certificate_reloa
 expect_eq "reloads start at 0 (failure)" 0 "$(metric 'jobguard_certificate_reloads_total{result="failure"}')"
 
 # Counters move.
-ALLOW_S='jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed"}'
-DENY_C='jobguard_admission_requests_total{resource="jobs",subresource="",operation="CREATE",verdict="denied"}'
-BADREQ='jobguard_admission_requests_total{resource="",subresource="",operation="",verdict="bad_request"}'
-RULE='jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat"}'
+ALLOW_S='jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed",dry_run="false"}'
+DENY_C='jobguard_admission_requests_total{resource="jobs",subresource="",operation="CREATE",verdict="denied",dry_run="false"}'
+DRY_C='jobguard_admission_requests_total{resource="jobs",subresource="",operation="CREATE",verdict="denied",dry_run="true"}'
+BADREQ='jobguard_admission_requests_total{resource="",subresource="",operation="",verdict="bad_request",dry_run="false"}'
+RULE='jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="deny",dry_run="false"}'
+DRY_RULE='jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="deny",dry_run="true"}'
 H200='jobguard_http_responses_total{code="200"}'
 H404='jobguard_http_responses_total{code="404"}'
 H413='jobguard_http_responses_total{code="413"}'
 COUNT=jobguard_admission_duration_seconds_count
 INF='jobguard_admission_duration_seconds_bucket{le="+Inf"}'
 declare -A before
-for k in "$ALLOW_S" "$DENY_C" "$BADREQ" "$RULE" "$H200" "$H404" "$H413" "$COUNT"; do before[$k]=$(metric "$k"); done
+for k in "$ALLOW_S" "$DENY_C" "$DRY_C" "$BADREQ" "$RULE" "$DRY_RULE" "$H200" "$H404" "$H413" "$COUNT"; do before[$k]=$(metric "$k"); done
 
 DENY_FILE=$CASES_DIR/e10-create-uppercase-host/review.json
 ALLOW_FILE=$TMP/allow-status.json
@@ -68,6 +72,10 @@ for i in 1 2 3; do post "$ALLOW_FILE" >/dev/null; done
 expect_eq "  allowed status update answered allowed" true "$(jq -r .response.allowed "$TMP/resp.json")"
 post "$DENY_FILE" >/dev/null
 expect_eq "  bad managedBy CREATE answered denied" false "$(jq -r .response.allowed "$TMP/resp.json")"
+DRY_FILE=$TMP/dry-run.json
+jq -c '.request.dryRun = true | .request.uid = "u-ops-dry"' "$DENY_FILE" >"$DRY_FILE"
+post "$DRY_FILE" >/dev/null
+expect_eq "  the same CREATE as a dry run is decided the same" false "$(jq -r .response.allowed "$TMP/resp.json")"
 jcurl -o /dev/null -H 'Content-Type: application/json' -d '{' "$URL/validate"
 jcurl -o /dev/null "$URL/nowhere"
 jcurl -o /dev/null -H 'Content-Type: application/json' -H "Content-Length: 99999999" -d x "$URL/validate" 2>/dev/null
@@ -76,10 +84,12 @@ expect_eq "requests_total{jobs,status,UPDATE,allowed} +3" $((before[$ALLOW_S] + 
 expect_eq "requests_total{jobs,CREATE,denied} +1" $((before[$DENY_C] + 1)) "$(metric "$DENY_C")"
 expect_eq "requests_total{bad_request} +1 (malformed JSON)" $((before[$BADREQ] + 1)) "$(metric "$BADREQ")"
 expect_eq "rule_violations{ALWAYS-ManagedByFormat} +1" $((before[$RULE] + 1)) "$(metric "$RULE")"
-expect_eq "http_responses{200} +5" $((before[$H200] + 5)) "$(metric "$H200")"
+expect_eq "requests_total{jobs,CREATE,denied,dry_run=true} +1" $((before[$DRY_C] + 1)) "$(metric "$DRY_C")"
+expect_eq "rule_violations{ALWAYS-ManagedByFormat,dry_run=true} +1" $((before[$DRY_RULE] + 1)) "$(metric "$DRY_RULE")"
+expect_eq "http_responses{200} +6" $((before[$H200] + 6)) "$(metric "$H200")"
 expect_eq "http_responses{404} +1" $((before[$H404] + 1)) "$(metric "$H404")"
 expect_eq "http_responses{413} +1" $((before[$H413] + 1)) "$(metric "$H413")"
-expect_eq "duration histogram count +5" $((before[$COUNT] + 5)) "$(metric "$COUNT")"
+expect_eq "duration histogram count +6" $((before[$COUNT] + 6)) "$(metric "$COUNT")"
 expect_eq "  +Inf bucket = count" "$(metric "$COUNT")" "$(metric "$INF")"
 expect_eq "requests_in_flight back to 0" 0 "$(metric jobguard_requests_in_flight)"
 curl -sS -o "$TMP/m1" "$OPS_URL/metrics"
@@ -91,10 +101,12 @@ expect_match "histogram has sub-millisecond buckets" 'le="0.0001"' "$(cat "$TMP/
 sleep 0.2
 start=$(grep -m1 '"msg":"starting jobguard"' "$SERVER_LOG")
 expect_match "startup line carries the effective configuration" '"port":'"$PORT"'.*"max_connections":1024.*"connection_timeout":30' "$start"
-den=$(grep '"msg":"admission denied"' "$SERVER_LOG" | tail -1)
+den=$(grep '"msg":"admission denied"' "$SERVER_LOG" | grep -v u-ops-dry | tail -1)
 expect_eq "denial log line: uid, namespace, name, user, operation, subresource, rules, message" \
 	"e10-create-uppercase-host|CREATE|ALWAYS-ManagedByFormat|true" \
 	"$(jq -r '"\(.uid)|\(.operation)|\(.rules|join(","))|\(has("namespace") and has("name") and has("user") and has("subresource") and (.message|test("spec.managedBy")))"' <<<"$den" 2>&1)"
+dry=$(grep '"msg":"admission denied"' "$SERVER_LOG" | grep -c '"uid":"u-ops-dry".*"dry_run":true')
+expect_eq "the dry run's denial is logged with dry_run true" 1 "$dry"
 ref=$(grep '"msg":"request refused"' "$SERVER_LOG" | grep -c '"code":404')
 expect_eq "refusal log line for the 404" 1 "$ref"
 alw=$(grep -c '"msg":"admission allowed"' "$SERVER_LOG")

@@ -13,7 +13,7 @@ mkcerts "$CERTS" || { fail "certificates"; jg_finish; }
 expect_eq "serve --help exits 0" 0 "$?"
 for f in tls-cert-file tls-private-key-file bind-address:0.0.0.0 port:9443 ops-port:8080 \
 	shutdown-delay:5 drain-timeout:10 log-level:info log-format:json service-name client-ca-file \
-	client-cn tls-min-version:1.2 threads:0 parity:1.35 disable-rule cert-poll-interval:5 \
+	client-cn tls-min-version:1.2 threads:0 parity:1.35 disable-rule mode cert-poll-interval:5 \
 	max-connections:1024 max-connections-per-ip:0 connection-timeout:30 \
 	connection-memory-limit:16KiB max-header-bytes:8KiB; do
 	name=${f%%:*} def=${f#*:}
@@ -41,6 +41,8 @@ run_fail "bad port" '--port: "70000" is not a number' "${C[@]}" --port 70000
 run_fail "bad tls-min-version" 'tls-min-version must be 1.2 or 1.3' "${C[@]}" --tls-min-version 1.1
 run_fail "bad log level" 'log-level must be' "${C[@]}" --log-level loud
 run_fail "unknown rule ID" 'unknown rule ID "NoSuchRule"' "${C[@]}" --disable-rule NoSuchRule
+run_fail "--mode of an unknown rule" '--mode: unknown rule ID "NoSuchRule"' "${C[@]}" --mode NoSuchRule=warn
+run_fail "--mode with an unknown mode" '--mode: "ALWAYS-NonNeg=loud": expected ID=MODE' "${C[@]}" --mode ALWAYS-NonNeg=loud
 run_fail "missing cert file" "cannot open $TMP/none.crt" --tls-cert-file "$TMP/none.crt" --tls-private-key-file "$CERTS/tls.key"
 # Non-regular files are refused at once, never waited on (a FIFO without a writer used to block
 # open(2) for ever; run_fail's timeout turns such a hang into a failure).
@@ -89,6 +91,7 @@ P1=$(free_port) O1=$(free_port)
 JOBGUARD_TLS_CERT_FILE=$CERTS/tls.crt JOBGUARD_TLS_PRIVATE_KEY_FILE=$CERTS/tls.key \
 	JOBGUARD_OPS_PORT=$O1 JOBGUARD_PORT=$P1 JOBGUARD_LOG_LEVEL=debug JOBGUARD_SERVICE_NAME=$SVC_DNS \
 	JOBGUARD_SHUTDOWN_DELAY=0 JOBGUARD_DISABLE_RULE=ALWAYS-ManagedByFormat,ALWAYS-ManagedByLength \
+	JOBGUARD_MODE='ALWAYS-NonNeg=warn, ALWAYS-ManagedByImmutable=audit' \
 	"$JG" serve --bind-address 127.0.0.1 --log-level info >"$TMP/env.log" 2>&1 &
 pid=$!
 PIDS+=("$pid")
@@ -100,6 +103,7 @@ cfg=$(grep -m1 '"msg":"starting jobguard"' "$TMP/env.log")
 expect_eq "flag wins over JOBGUARD_LOG_LEVEL; service name from env" "info jobguard.default.svc" \
 	"$(jq -r '"\(.log_level) \(.service_name)"' <<<"$cfg")"
 expect_eq "effective disabled rules are logged" '["ALWAYS-ManagedByFormat","ALWAYS-ManagedByLength"]' "$(jq -c .disable_rule <<<"$cfg")"
+expect_eq "JOBGUARD_MODE (comma-separated) is used and logged" '{"ALWAYS-ManagedByImmutable":"audit","ALWAYS-NonNeg":"warn"}' "$(jq -c .mode <<<"$cfg")"
 kill -TERM "$pid"
 wait_exit "$pid" 30
 expect_eq "server exits 0" 0 "$EXIT_RC"

@@ -46,7 +46,20 @@ type review struct {
 				} `json:"causes"`
 			} `json:"details"`
 		} `json:"status"`
+		AuditAnnotations map[string]string `json:"auditAnnotations"`
+		Warnings         []string          `json:"warnings"`
 	} `json:"response"`
+}
+
+// compactJSON: v as compact JSON without HTML escaping (as jq -c prints it).
+func compactJSON(v interface{}) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "error"
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func main() {
@@ -182,8 +195,9 @@ func post(client *http.Client, url, file string, body []byte) (closed bool, ok b
 			tlsv = "1.3"
 		}
 	}
-	fmt.Printf("file=%s status=%d api=%s allowed=%t uid=%s code=%d causes=%s reused=%t close=%t proto=%s tls=%s\n",
+	fmt.Printf("file=%s status=%d api=%s allowed=%t uid=%s code=%d causes=%s reused=%t close=%t proto=%s tls=%s annotations=%s warnings=%s\n",
 		name, resp.StatusCode, rv.APIVersion, rv.Response.Allowed, rv.Response.UID, code,
-		strings.Join(causes, "|"), reused, resp.Close, resp.Proto, tlsv)
+		strings.Join(causes, "|"), reused, resp.Close, resp.Proto, tlsv,
+		compactJSON(rv.Response.AuditAnnotations), compactJSON(rv.Response.Warnings))
 	return resp.Close, resp.StatusCode == http.StatusOK
 }
