@@ -497,58 +497,46 @@ if [[ $DO_CG == 1 ]]; then
 	# both runs and cancel in the difference. Deterministic inputs: same body, fixed request count,
 	# one connection, certificate polling off, nothing logged per request.
 	N1=${CG_N1:-200} N2=${CG_N2:-1200}
-	for body in 4k 12k; do
-		bf=$P/body-$body.json
+	# cg_server LABEL BODYFILE SERVER: Ir per request of SERVER (jobguard or bare) for BODYFILE
+	cg_server() {
+		local label=$1 bf=$2 srv=$3 n port ready st
 		declare -A IR=()
 		for n in $N1 $N2; do
-			JPORT=$(free_port) JOPS=$(free_port)
-			valgrind --tool=callgrind --callgrind-out-file="$P/cg.e2e.$body.$n" \
-				"$JG" serve --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
-				--bind-address 127.0.0.1 --port "$JPORT" --ops-port "$JOPS" --threads 1 \
-				--shutdown-delay 0 --drain-timeout 5 --cert-poll-interval 0 --log-level warn \
-				>"$P/cg.e2e.$body.$n.log" 2>&1 &
+			port=$(free_port)
+			if [[ $srv == jobguard ]]; then
+				JOPS=$(free_port)
+				ready="http://127.0.0.1:$JOPS/healthz"
+				set -- "$JG" serve --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+					--bind-address 127.0.0.1 --port "$port" --ops-port "$JOPS" --threads 1 \
+					--shutdown-delay 0 --drain-timeout 5 --cert-poll-interval 0 --log-level warn
+			else
+				ready="https://127.0.0.1:$port/"
+				set -- "$BARE" "$CERTS/tls.crt" "$CERTS/tls.key" "$port" "$P/bare-response.json"
+			fi
+			valgrind --tool=callgrind --callgrind-out-file="$P/cg.$label.$n" "$@" >"$P/cg.$label.$n.log" 2>&1 &
 			vpid=$!
 			PIDS+=("$vpid")
 			for i in $(seq 1 600); do
-				curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$JOPS/healthz" 2>/dev/null && break
+				curl -ksS -o /dev/null --max-time 2 "$ready" 2>/dev/null && break
 				sleep 0.1
 			done
 			timeout 600 h2load --h1 -t1 -c1 -n "$n" -d "$bf" -H 'Content-Type: application/json' \
-				"https://127.0.0.1:$JPORT/validate" >"$P/h2load.$body.$n" 2>&1
-			st=$(awk '/^status codes:/ { print $3 }' "$P/h2load.$body.$n")
+				"https://127.0.0.1:$port/validate" >"$P/h2load.$label.$n" 2>&1
+			st=$(awk '/^status codes:/ { print $3 }' "$P/h2load.$label.$n")
 			stop_pid "$vpid" 120
 			[[ $st == "$n" ]]
-			check "callgrind e2e $body n=$n: $st/$n answered 2xx" $?
-			IR[$n]=$(cg_total "$P/cg.e2e.$body.$n")
+			check "callgrind $label n=$n: $st/$n answered 2xx" $?
+			IR[$n]=$(cg_total "$P/cg.$label.$n")
 		done
-		awk -v a="${IR[$N1]}" -v b="${IR[$N2]}" -v n1="$N1" -v n2="$N2" -v body="$body" 'BEGIN {
-			printf "end to end, %s body: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", body, n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
-		unset IR
+		awk -v a="${IR[$N1]}" -v b="${IR[$N2]}" -v n1="$N1" -v n2="$N2" -v l="$label" 'BEGIN {
+			printf "%s: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", l, n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
+	}
+	for body in 4k 12k; do
+		cg_server "end to end, $body body" "$P/body-$body.json" jobguard
 	done
 	# (a') the bare transport the same way, 4 KB body: what libmicrohttpd + GnuTLS cost alone
 	"$JG" check "$B4" >"$P/bare-response.json"
-	declare -A IR=()
-	for n in $N1 $N2; do
-		BPORT=$(free_port)
-		valgrind --tool=callgrind --callgrind-out-file="$P/cg.bare.$n" \
-			"$BARE" "$CERTS/tls.crt" "$CERTS/tls.key" "$BPORT" "$P/bare-response.json" >"$P/cg.bare.$n.log" 2>&1 &
-		vpid=$!
-		PIDS+=("$vpid")
-		for i in $(seq 1 600); do
-			curl -ksS -o /dev/null --max-time 2 "https://127.0.0.1:$BPORT/" 2>/dev/null && break
-			sleep 0.1
-		done
-		timeout 600 h2load --h1 -t1 -c1 -n "$n" -d "$B4" -H 'Content-Type: application/json' \
-			"https://127.0.0.1:$BPORT/validate" >"$P/h2load.bare.$n" 2>&1
-		st=$(awk '/^status codes:/ { print $3 }' "$P/h2load.bare.$n")
-		stop_pid "$vpid" 120
-		[[ $st == "$n" ]]
-		check "callgrind bare transport n=$n: $st/$n answered 2xx" $?
-		IR[$n]=$(cg_total "$P/cg.bare.$n")
-	done
-	awk -v a="${IR[$N1]}" -v b="${IR[$N2]}" -v n1="$N1" -v n2="$N2" 'BEGIN {
-		printf "bare transport, 4k body: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
-	unset IR
+	cg_server "bare transport, 4k body" "$B4" bare
 	# (b) the engine alone: decode + validate + encode in-process (bench_engine), same method.
 	E1=${CG_E1:-1000} E2=${CG_E2:-5000}
 	for body in 4k 12k; do
