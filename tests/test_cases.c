@@ -1,7 +1,9 @@
-/* Data-driven suite: tests/cases/<name>/{review.json,expected.json[,args]}. Each case runs the
- * review through jg_admit (the path the CLI and the server share) and compares the response
- * with expected.json as JSON values. Adding a case means adding a folder. */
+/* Data-driven suite: tests/cases/<name>/{review.json,expected.json[,args][,policy.json]}. Each
+ * case runs the review through jg_admit (the path the CLI and the server share), under the case's
+ * policy file when it has one, and compares the response with expected.json as JSON values.
+ * Adding a case means adding a folder. */
 #include "jobguard/admit.h"
+#include "jobguard/policy.h"
 
 #include <check.h>
 
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *cases_dir;
 static char **names;
@@ -87,9 +90,19 @@ START_TEST(test_case) {
     ck_assert_msg(expected != NULL, "%s: expected.json: %s", name, je.text);
 
     struct jg_config cfg = JG_CONFIG_DEFAULT;
+    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* as the CLI: --mode, then the file */
     read_args(dir, &cfg);
+    struct jg_policy *policy = NULL;
+    snprintf(p, sizeof p, "%.4400s/policy.json", dir);
+    if (access(p, F_OK) == 0) {
+        char why[1024];
+        policy = jg_policy_load_file(p, why, sizeof why);
+        ck_assert_msg(policy != NULL, "%s: %s", name, why);
+    }
+    jg_policy_apply(policy, &cfg);
     jg_buf out = JG_BUF_INIT;
     jg_admit(review, rlen, &cfg, &out, NULL);
+    jg_policy_free(policy);
     json_t *got = json_loadb(out.data, out.len, 0, &je);
     ck_assert_msg(got != NULL, "%s: response is not JSON (%s): %s", name, je.text, out.data);
     if (!json_equal(got, expected)) {

@@ -11,9 +11,16 @@ mkcerts "$CERTS" || { fail "certificates"; jg_finish; }
 start_server main --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
 	--service-name "$SVC_DNS" --log-level warn --shutdown-delay 0 || { fail "server start"; jg_finish; }
 
-# Cases whose args file asks for other serve flags (e.g. --parity 1.36) get their own server.
+# Cases whose args file asks for other serve flags (e.g. --parity 1.36), or that carry a
+# policy.json (served with --policy-file), get their own server.
+case_flags() { # case_flags DIR: the case's serve flags, spaces as ~ ("" for none)
+	local f=""
+	[[ -f $1/args ]] && f=$(tr ' ' '~' <"$1/args" | tr -d '\n')
+	[[ -f $1/policy.json ]] && f="$f${f:+~}--policy-file~${1%/}/policy.json"
+	printf '%s' "$f"
+}
 declare -A ALT_PORT=()
-for args in $(cat "$CASES_DIR"/*/args 2>/dev/null | sort -u | tr ' ' '~'); do
+for args in $(for d in "$CASES_DIR"/*/; do case_flags "$d"; echo; done | grep . | sort -u); do
 	save=("$PORT" "$OPS" "$URL" "$OPS_URL" "$SERVER_PID")
 	# shellcheck disable=SC2086
 	start_server "alt" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
@@ -30,10 +37,8 @@ for dir in "$CASES_DIR"/*/; do
 	name=$(basename "$dir")
 	n_cases=$((n_cases + 1))
 	PORT=$main_port
-	if [[ -f $dir/args ]]; then
-		key=$(tr ' ' '~' <"$dir/args" | tr -d '\n')
-		PORT=${ALT_PORT[$key]:-$main_port}
-	fi
+	key=$(case_flags "$dir")
+	[[ -n $key ]] && PORT=${ALT_PORT[$key]:-$main_port}
 	URL=https://$SVC_DNS:$PORT
 	code=$(post "$dir/review.json")
 	if [[ $code == 200 ]] && [[ $(jq -S . "$TMP/resp.json") == "$(jq -S . "$dir/expected.json")" ]]; then
