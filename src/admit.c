@@ -35,8 +35,10 @@ static void describe(struct jg_outcome *o, const struct jg_request *q) {
     copy(o->user, sizeof o->user, q->username);
     copy(o->resource, sizeof o->resource, q->resource);
     copy(o->sub_resource, sizeof o->sub_resource, q->sub_resource);
-    snprintf(o->operation, sizeof o->operation, "%s", jg_operation_name(q->operation));
-    snprintf(o->kind, sizeof o->kind, "%s", q->target == JG_TARGET_CRONJOB ? "CronJob" : "Job");
+    const char *op = jg_operation_name(q->operation);
+    const char *kind = q->target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
+    copy(o->operation, sizeof o->operation, (jg_str){op, strlen(op)});
+    copy(o->kind, sizeof o->kind, (jg_str){kind, strlen(kind)});
     o->dry_run = q->dry_run;
 }
 

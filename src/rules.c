@@ -842,19 +842,12 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
     }
 }
 
-enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id) {
-    if (cfg->disabled & (UINT64_C(1) << id)) return JG_MODE_OFF;
-    return cfg->mode[id] < JG_MODE_COUNT ? (enum jg_mode)cfg->mode[id] : JG_MODE_DENY;
-}
-
-void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e) {
+/* Runs the rules in e->only (the caller has already removed the rules that are off). */
+static void validate_only(const struct jg_request *req, const struct jg_config *cfg,
+                          struct jg_errors *e) {
     bool create = req->operation == JG_OP_CREATE, update = req->operation == JG_OP_UPDATE;
     if (!create && !update) return;
-    uint64_t saved = e->only, on = 0;
-    for (int i = 0; i < JG_RULE_COUNT; i++)
-        if (jg_rule_mode(cfg, i) != JG_MODE_OFF) on |= UINT64_C(1) << i;
-    e->only &= on;
-    on = e->only;
+    uint64_t on = e->only;
     const struct jg_policy *p = cfg->policy;
     if (req->target == JG_TARGET_JOB && req->sub_resource.n == 0) {
         /* §2.6: on UPDATE the JobSpec validator runs twice (ValidateJob, ValidateJobSpecUpdate). */
@@ -873,21 +866,37 @@ void jg_validate(const struct jg_request *req, const struct jg_config *cfg, stru
         if (mb->set) jg_check_managed_by(mb->s, "spec.jobTemplate.spec.managedBy", e);
         check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", e);
     }
+}
+
+/* mask[m]: the rules whose mode is m (deny, warn, audit); off rules are in none. */
+static void mode_masks(const struct jg_config *cfg, uint64_t mask[JG_MODE_OFF]) {
+    uint64_t all[JG_MODE_COUNT] = {0};
+    for (int i = 0; i < JG_RULE_COUNT; i++) { /* jg_rule_mode, without branches */
+        unsigned m = cfg->mode[i];
+        m = m < JG_MODE_COUNT ? m : JG_MODE_DENY;
+        all[m] |= UINT64_C(1) << i;
+    }
+    for (int m = 0; m < JG_MODE_OFF; m++)
+        mask[m] = all[m] & ~cfg->disabled;
+}
+
+void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *e) {
+    uint64_t mask[JG_MODE_OFF], saved = e->only;
+    mode_masks(cfg, mask);
+    e->only &= mask[JG_MODE_DENY] | mask[JG_MODE_WARN] | mask[JG_MODE_AUDIT];
+    validate_only(req, cfg, e);
     e->only = saved;
 }
 
 void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg,
                        struct jg_errors out[JG_MODE_OFF]) {
-    uint64_t mask[JG_MODE_OFF] = {0};
-    for (int i = 0; i < JG_RULE_COUNT; i++) {
-        enum jg_mode m = jg_rule_mode(cfg, i);
-        if (m != JG_MODE_OFF) mask[m] |= UINT64_C(1) << i;
-    }
+    uint64_t mask[JG_MODE_OFF];
+    mode_masks(cfg, mask);
     for (int m = 0; m < JG_MODE_OFF; m++) {
         if (!mask[m]) continue;
         uint64_t saved = out[m].only;
         out[m].only &= mask[m];
-        jg_validate(req, cfg, &out[m]);
+        validate_only(req, cfg, &out[m]);
         out[m].only = saved;
     }
 }

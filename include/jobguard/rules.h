@@ -110,7 +110,10 @@ const struct jg_rule *jg_rule_find(const char *name);
 
 /* The mode rule `id` has under `cfg`: off when in cfg->disabled, else cfg->mode[id] (an
  * out-of-range value counts as deny). */
-enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id);
+static inline enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id) {
+    if (cfg->disabled & (UINT64_C(1) << id)) return JG_MODE_OFF;
+    return cfg->mode[id] < JG_MODE_COUNT ? (enum jg_mode)cfg->mode[id] : JG_MODE_DENY;
+}
 
 /* Runs every rule that applies to the request and is in out->only and not off, appending errors
  * in upstream order. */
