@@ -573,14 +573,14 @@ if [[ $DO_SOAK == 1 ]]; then
 		sleep 2.5
 		read -r r h <<<"$(rss "$JG_PID")"
 		s200=$(metric 'jobguard_http_responses_total{code="200"}')
-		sallow=$(metric 'jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed"}')
+		sallow=$(metric 'jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed",dry_run="false"}')
 		echo "| $chunk | $s200 | $sallow | ${non200:-?} | ${checked:-?} | ${wrong:-?} | $rps | $(kib "$r") | $(kib "$h") |"
 		tot_non200=$((tot_non200 + ${non200:-1})) tot_wrong=$((tot_wrong + ${wrong:-1})) tot_checked=$((tot_checked + ${checked:-0}))
 		[[ $chunk == 1 ]] && rss1=$r
 		rss10=$r
 		[[ ${resp:-0} -ge 100000 ]] || { check "chunk $chunk completed ($resp responses)" 1; break; }
 	done
-	total=$(metric 'jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed"}')
+	total=$(metric 'jobguard_admission_requests_total{resource="jobs",subresource="status",operation="UPDATE",verdict="allowed",dry_run="false"}')
 	other=$(curl -sS "http://127.0.0.1:$JOPS/metrics" | awk '/^jobguard_http_responses_total/ && !/code="200"/ { s += $2 } END { print s + 0 }')
 	[[ $tot_non200 == 0 && $other == 0 ]]
 	check "soak: 0 non-200 responses (client: $tot_non200, server non-200 counters: $other)" $?
