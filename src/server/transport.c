@@ -65,8 +65,8 @@ static atomic_bool g_watchdog_stop;
 static bool g_watchdog_running;
 #define WATCHDOG_TICK_MS 200
 /* Heap trim: after a tick with no request (the server has gone quiet), or at least this often
- * under constant load. malloc_trim walks the whole heap under the arena lock and stalls the serving
- * thread for as long; every 2 s under load it showed up in the p99. */
+ * under constant load. malloc_trim walks the whole heap under the arena lock, so a request that
+ * allocates meanwhile waits for it; under load the pages it frees are needed again at once. */
 #define TRIM_BUSY_INTERVAL_MS 60000
 static atomic_uint_fast64_t g_heap_events; /* requests completed + connections closed */
 
