@@ -3,6 +3,7 @@
  * Usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...
  *        bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]
  *                     (µs per request against input size, sizes up to ELEMENTS) */
+#include "jobguard/policy.h"
 #include "jobguard/admit.h"
 #include "shapes.h"
 
@@ -96,7 +97,7 @@ static int scaling(int argc, char **argv, double seconds, size_t up_to, const st
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...\n"
+    fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] [--policy-file FILE] FILE...\n"
                     "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n");
     return 2;
 }
@@ -107,6 +108,7 @@ int main(int argc, char **argv) {
     bool scale = false;
     size_t up_to = SIZE_MAX;
     int first = 1;
+    const char *policy_path = NULL;
     while (first < argc && argv[first][0] == '-') {
         if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
             iterations = atol(argv[++first]);
@@ -114,6 +116,8 @@ int main(int argc, char **argv) {
             seconds = atof(argv[++first]);
         else if (strcmp(argv[first], "-m") == 0 && first + 1 < argc)
             up_to = (size_t)atol(argv[++first]);
+        else if (strcmp(argv[first], "--policy-file") == 0 && first + 1 < argc)
+            policy_path = argv[++first];
         else if (strcmp(argv[first], "--scaling") == 0)
             scale = true;
         else
@@ -130,7 +134,18 @@ int main(int argc, char **argv) {
     }
     if (first >= argc) return usage();
     json_object_seed(42); /* deterministic hashing for callgrind runs */
+    /* decided as `jobguard check --policy-file` decides: the file's modes, controllers, writers */
     struct jg_config cfg = JG_CONFIG_DEFAULT;
+    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    struct jg_policy *policy = NULL;
+    if (policy_path) {
+        char why[1024];
+        if (!(policy = jg_policy_load_file(policy_path, why, sizeof why))) {
+            fprintf(stderr, "bench_engine: --policy-file: %s\n", why);
+            return 2;
+        }
+    }
+    jg_policy_apply(policy, &cfg);
     jg_buf out = JG_BUF_INIT;
     printf("%-34s %8s %10s %12s %10s %8s\n", "review", "bytes", "verdict", "reviews/s", "us/review",
            "MB/s");
@@ -162,5 +177,6 @@ int main(int argc, char **argv) {
         free(body);
     }
     jg_buf_free(&out);
+    jg_policy_free(policy);
     return 0;
 }

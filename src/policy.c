@@ -445,6 +445,7 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
         if (strcmp(pol->controllers[j].name, s) == 0)
             return fail(c, sub, "duplicate controller \"%s\" (also controllers[%zu])", s, j);
     if (!(k->name = dup_str(c, s, sub))) return false;
+    k->name_len = strlen(k->name);
     child_key(sub, sizeof sub, p, "namespaces");
     if (ns && !get_strv(c, ns, sub, MAX_NAME, check_namespace_glob, &k->namespaces)) return false;
     child_key(sub, sizeof sub, p, "statusWriters");

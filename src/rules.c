@@ -786,7 +786,7 @@ static void check_allowed_controllers(const struct jg_request *req, const struct
     for (size_t i = 0; i < p->n_controllers && !listed; i++) {
         const struct jg_policy_controller *c = &p->controllers[i];
         if (!in_namespace(c, req->namespace_)) continue;
-        jg_str name = {c->name, strlen(c->name)};
+        jg_str name = {c->name, c->name_len};
         listed = jg_str_eq(name, mb->s);
         vals[n++] = name;
     }
@@ -808,7 +808,7 @@ static bool may_write_status(const struct jg_request *req, const struct jg_polic
     bool bound = false;
     for (size_t i = 0; i < p->n_controllers; i++) {
         const struct jg_policy_controller *c = &p->controllers[i];
-        if (!c->has_status_writers || !jg_str_eq_lit(ctl, c->name) ||
+        if (!c->has_status_writers || !jg_str_eq(ctl, (jg_str){c->name, c->name_len}) ||
             !in_namespace(c, req->namespace_))
             continue;
         bound = true;
@@ -892,6 +892,22 @@ void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg
                        struct jg_errors out[JG_MODE_OFF]) {
     uint64_t mask[JG_MODE_OFF];
     mode_masks(cfg, mask);
+    int in_use = (mask[JG_MODE_DENY] != 0) + (mask[JG_MODE_WARN] != 0) + (mask[JG_MODE_AUDIT] != 0);
+    if (in_use > 1) {
+        /* Most requests break no rule: one pass over every rule that is on tells, and then no
+         * pass per mode is needed; otherwise only the modes whose rules fired run again. */
+        struct jg_errors *probe = &out[JG_MODE_DENY];
+        uint64_t saved = probe->only;
+        probe->only &= mask[JG_MODE_DENY] | mask[JG_MODE_WARN] | mask[JG_MODE_AUDIT];
+        validate_only(req, cfg, probe);
+        probe->only = saved;
+        bool clean = !probe->oom && probe->n == 0 && probe->omitted == 0;
+        uint64_t fired = probe->oom ? UINT64_MAX : probe->rules;
+        jg_errors_reset(probe);
+        if (clean) return;
+        for (int m = 0; m < JG_MODE_OFF; m++)
+            mask[m] &= fired;
+    }
     for (int m = 0; m < JG_MODE_OFF; m++) {
         if (!mask[m]) continue;
         uint64_t saved = out[m].only;

@@ -428,7 +428,7 @@ START_TEST(test_modes_chaos) {
     static struct jg_policy_controller ctls[20];
     for (int i = 0; i < 20; i++) {
         snprintf(names[i], sizeof names[i], "c%02d.io/ctl", 19 - i);
-        ctls[i] = (struct jg_policy_controller){.name = names[i]};
+        ctls[i] = (struct jg_policy_controller){.name = names[i], .name_len = strlen(names[i])};
     }
     struct jg_policy pol = {.controllers = ctls, .n_controllers = 20};
     run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;

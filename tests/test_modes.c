@@ -307,10 +307,10 @@ static char *sa_users[] = {"system:serviceaccount:ctl:ctl"};
 static char *writer_groups[] = {"ctl-writers"};
 static char *masters[] = {"system:masters"};
 static struct jg_policy_controller ctls[] = {
-    {.name = "kueue.x-k8s.io/multikueue"},
-    {.name = "z.io/ctl", .namespaces = {mgr_ns, 2}},
-    {.name = "a.io/ctl", .namespaces = {any_ns, 1}},
-    {.name = "z.io/ctl", .namespaces = {mgr_ns, 2}}, /* listed twice: named once */
+    {.name = "kueue.x-k8s.io/multikueue", .name_len = sizeof "kueue.x-k8s.io/multikueue" - 1},
+    {.name = "z.io/ctl", .name_len = sizeof "z.io/ctl" - 1, .namespaces = {mgr_ns, 2}},
+    {.name = "a.io/ctl", .name_len = sizeof "a.io/ctl" - 1, .namespaces = {any_ns, 1}},
+    {.name = "z.io/ctl", .name_len = sizeof "z.io/ctl" - 1, .namespaces = {mgr_ns, 2}}, /* listed twice: named once */
 };
 static struct jg_policy pol;
 
@@ -417,12 +417,12 @@ END_TEST
 /* ---- Policy-StatusWriters ---- */
 
 static struct jg_policy_controller bound[] = {
-    {.name = "example.com/ctl",
+    {.name = "example.com/ctl", .name_len = sizeof "example.com/ctl" - 1,
      .has_status_writers = true,
      .writer_users = {sa_users, 1},
      .writer_groups = {writer_groups, 1}},
-    {.name = "example.com/free"}, /* no statusWriters: anyone may write */
-    {.name = "example.com/ns",
+    {.name = "example.com/free", .name_len = sizeof "example.com/free" - 1}, /* no statusWriters: anyone may write */
+    {.name = "example.com/ns", .name_len = sizeof "example.com/ns" - 1,
      .namespaces = {any_ns, 1},
      .has_status_writers = true,
      .writer_users = {sa_users, 1}},

@@ -36,6 +36,7 @@ struct jg_policy_target {
 
 struct jg_policy_controller {
     char *name;                /* a managedBy value */
+    size_t name_len;           /* strlen(name), for the request path */
     struct jg_strv namespaces; /* name globs; empty (n == 0) = every namespace */
     bool has_status_writers;   /* "statusWriters" given: the binding applies to this controller */
     struct jg_strv writer_users;  /* incl. "system:serviceaccount:NS:NAME" */
