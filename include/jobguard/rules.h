@@ -119,8 +119,9 @@ static inline enum jg_mode jg_rule_mode(const struct jg_config *cfg, int id) {
  * in upstream order. */
 void jg_validate(const struct jg_request *req, const struct jg_config *cfg, struct jg_errors *out);
 
-/* Runs the rules once per mode in use: out[m] (initialised by the caller) receives the errors of
- * the rules whose mode is m, for m = deny, warn, audit. A mode no rule has costs nothing. */
+/* out[m] (initialised by the caller) receives the errors of the rules whose mode is m, for
+ * m = deny, warn, audit. With one mode in use, one pass; with several, one pass over them all
+ * first, then (only if something fired) a pass per mode whose rules fired. */
 void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg,
                        struct jg_errors out[JG_MODE_OFF]);
 
