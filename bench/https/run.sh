@@ -182,13 +182,18 @@ CONF
 	taskset -c "$SRV_CPU" nginx -e "$n/error.log" -c "$n/nginx.conf" -p "$n/" >>"$n/stderr.log" 2>&1 &
 	NGINX_PID=$!
 	PIDS+=("$NGINX_PID")
-	local i
+	wait_https "$NPORT" nginx "$n/stderr.log" "$n/error.log"
+}
+
+wait_https() { # wait_https PORT NAME LOG...: up to 5 s for an HTTPS answer, else show the logs and exit
+	local i port=$1 name=$2
+	shift 2
 	for i in $(seq 1 50); do
-		curl -ksS -o /dev/null --max-time 1 "https://127.0.0.1:$NPORT/" 2>/dev/null && return 0
+		curl -ksS -o /dev/null --max-time 1 "https://127.0.0.1:$port/" 2>/dev/null && return 0
 		sleep 0.1
 	done
-	echo "nginx did not start:" >&2
-	cat "$n/stderr.log" "$n/error.log" >&2
+	echo "$name did not start:" >&2
+	cat "$@" >&2
 	exit 1
 }
 
@@ -200,14 +205,7 @@ start_bare() { # the bare transport, answering what jobguard answers to the 4 KB
 		>>"$P/bare.log" 2>&1 &
 	BARE_PID=$!
 	PIDS+=("$BARE_PID")
-	local i
-	for i in $(seq 1 50); do
-		curl -ksS -o /dev/null --max-time 1 "https://127.0.0.1:$BPORT/" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "bare transport did not start:" >&2
-	cat "$P/bare.log" >&2
-	exit 1
+	wait_https "$BPORT" "bare transport" "$P/bare.log"
 }
 
 # rss PID: "VmRSS VmHWM" in KiB
