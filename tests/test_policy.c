@@ -147,7 +147,7 @@ START_TEST(full_file) {
 END_TEST
 
 START_TEST(builtin_targets) {
-    ck_assert_uint_eq(jg_builtin_target_count, 2);
+    ck_assert_uint_eq(jg_builtin_target_count, 18);
     const struct jg_policy_target *job = jg_target_find(NULL, "batch", "Job");
     const struct jg_policy_target *cj = jg_target_find(NULL, "batch", "CronJob");
     ck_assert_ptr_nonnull(job);
@@ -163,6 +163,96 @@ START_TEST(builtin_targets) {
 }
 END_TEST
 
+/* Every CRD row, written out by hand from the upstream projects' sources (docs/targets.md). */
+static const struct {
+    const char *group, *version, *kind, *resource, *path, *reserved, *nested, *nested_reserved;
+    bool check_format, delegation;
+} crd_rows[] = {
+    {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", "spec.managedBy",
+     "jobset.sigs.k8s.io/jobset-controller", "spec.replicatedJobs[*].template.spec.managedBy",
+     "kubernetes.io/job-controller", true, true},
+    {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", "spec.managedBy",
+     "trainer.kubeflow.org/trainjob-controller", NULL, NULL, true, true},
+    {"kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/training-operator", NULL, NULL, true, true},
+    {"kubeflow.org", "v1", "TFJob", "tfjobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/training-operator", NULL, NULL, true, true},
+    {"kubeflow.org", "v1", "XGBoostJob", "xgboostjobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/training-operator", NULL, NULL, true, true},
+    {"kubeflow.org", "v1", "PaddleJob", "paddlejobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/training-operator", NULL, NULL, true, true},
+    {"kubeflow.org", "v1", "JAXJob", "jaxjobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/training-operator", NULL, NULL, true, false},
+    {"kubeflow.org", "v2beta1", "MPIJob", "mpijobs", "spec.runPolicy.managedBy",
+     "kubeflow.org/mpi-operator", NULL, NULL, true, true},
+    {"ray.io", "v1", "RayJob", "rayjobs", "spec.managedBy", "ray.io/kuberay-operator",
+     "spec.rayClusterSpec.managedBy", "ray.io/kuberay-operator", true, true},
+    {"ray.io", "v1", "RayCluster", "rayclusters", "spec.managedBy", "ray.io/kuberay-operator", NULL,
+     NULL, true, true},
+    {"ray.io", "v1", "RayService", "rayservices", "spec.managedBy", "ray.io/kuberay-operator",
+     "spec.rayClusterConfig.managedBy", "ray.io/kuberay-operator", true, true},
+    {"ray.io", "v1", "RayCronJob", "raycronjobs", "spec.managedBy", "ray.io/kuberay-operator",
+     "spec.jobTemplate.managedBy", "ray.io/kuberay-operator", true, true},
+    {"workload.codeflare.dev", "v1beta2", "AppWrapper", "appwrappers", "spec.managedBy",
+     "workload.codeflare.dev/appwrapper-controller", NULL, NULL, true, true},
+    {"tekton.dev", "v1", "PipelineRun", "pipelineruns", "spec.managedBy", "tekton.dev/pipeline",
+     NULL, NULL, false, true},
+    {"tekton.dev", "v1", "TaskRun", "taskruns", "spec.managedBy", "tekton.dev/pipeline", NULL, NULL,
+     false, true},
+};
+
+START_TEST(builtin_crd_rows) {
+    size_t i = (size_t)_i;
+    const struct jg_policy_target *t = jg_target_find(NULL, crd_rows[i].group, crd_rows[i].kind);
+    ck_assert_msg(t != NULL, "%s", crd_rows[i].kind);
+    ck_assert_str_eq(t->versions.v[0], crd_rows[i].version);
+    ck_assert_str_eq(t->resource, crd_rows[i].resource);
+    ck_assert_str_eq(t->managed_by_path, crd_rows[i].path);
+    ck_assert_str_eq(t->reserved_value, crd_rows[i].reserved);
+    ck_assert_int_eq(t->check_format, crd_rows[i].check_format);
+    ck_assert_int_eq(t->delegation_supported, crd_rows[i].delegation);
+    if (crd_rows[i].nested) {
+        ck_assert_uint_eq(t->n_nested, 1);
+        ck_assert_str_eq(t->nested[0].path, crd_rows[i].nested);
+        ck_assert_str_eq(t->nested[0].reserved_value, crd_rows[i].nested_reserved);
+    } else {
+        ck_assert_uint_eq(t->n_nested, 0);
+    }
+    /* every reserved value is short enough for the 63-byte rule, so it never trips it */
+    ck_assert_uint_le(strlen(t->reserved_value), 63);
+}
+END_TEST
+
+/* The two MPIJob rows, Tekton's two versions, and a policy row replacing both MPIJob rows. */
+START_TEST(builtin_mpijob_and_tekton_versions) {
+    size_t mpi = 0;
+    for (size_t i = 0; i < jg_builtin_target_count; i++) {
+        const struct jg_policy_target *t = &jg_builtin_targets[i];
+        if (strcmp(t->kind, "MPIJob") != 0) continue;
+        mpi++;
+        ck_assert_str_eq(t->reserved_value, strcmp(t->versions.v[0], "v1") == 0
+                                                ? "kubeflow.org/training-operator"
+                                                : "kubeflow.org/mpi-operator");
+    }
+    ck_assert_uint_eq(mpi, 2);
+    const struct jg_policy_target *pr = jg_target_find(NULL, "tekton.dev", "PipelineRun");
+    ck_assert_uint_eq(pr->versions.n, 2);
+    ck_assert_str_eq(pr->versions.v[1], "v1beta1");
+    struct jg_policy *p = load("{\"targets\": [{\"group\": \"kubeflow.org\", \"versions\": "
+                               "[\"v2beta1\"], \"kind\": \"MPIJob\", \"resource\": \"mpijobs\", "
+                               "\"managedByPath\": \"spec.runPolicy.managedBy\", "
+                               "\"reservedValue\": \"example.com/mpi\"}]}");
+    ck_assert_msg(p != NULL, "%s", err);
+    size_t replaced = 0;
+    for (size_t i = 0; i < jg_builtin_target_count; i++)
+        replaced += jg_target_builtin_replaced(p, i);
+    ck_assert_uint_eq(replaced, 2);
+    ck_assert_str_eq(jg_target_find(p, "kubeflow.org", "MPIJob")->reserved_value,
+                     "example.com/mpi");
+    jg_policy_free(p);
+}
+END_TEST
+
 START_TEST(star_default_and_apply) {
     struct jg_policy *p =
         load("{\"modes\": {\"ALWAYS-ManagedByLength\": \"deny\", \"*\": \"warn\"}}");
@@ -172,10 +262,12 @@ START_TEST(star_default_and_apply) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* no --mode given */
     cfg.disabled = UINT64_C(1) << JG_R_MANAGED_BY_LENGTH;
-    cfg.mode[JG_R_MANAGED_BY_IMMUTABLE] = JG_MODE_AUDIT; /* as --mode ALWAYS-ManagedByImmutable=audit */
+    cfg.mode[JG_R_MANAGED_BY_IMMUTABLE] =
+        JG_MODE_AUDIT; /* as --mode ALWAYS-ManagedByImmutable=audit */
     jg_policy_apply(p, &cfg);
     ck_assert_ptr_eq(cfg.policy, p);
-    ck_assert_uint_eq(jg_rule_mode(&cfg, JG_R_MANAGED_BY_LENGTH), JG_MODE_OFF); /* --disable-rule wins */
+    ck_assert_uint_eq(jg_rule_mode(&cfg, JG_R_MANAGED_BY_LENGTH),
+                      JG_MODE_OFF); /* --disable-rule wins */
     ck_assert_uint_eq(cfg.mode[JG_R_MANAGED_BY_FORMAT], JG_MODE_WARN);
     ck_assert_uint_eq(cfg.mode[JG_R_MANAGED_BY_IMMUTABLE], JG_MODE_AUDIT); /* --mode wins */
     jg_policy_free(p);
@@ -316,6 +408,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, empty_lists_are_kept_empty);
     tcase_add_test(tc, full_file);
     tcase_add_test(tc, builtin_targets);
+    tcase_add_loop_test(tc, builtin_crd_rows, 0, (int)(sizeof crd_rows / sizeof crd_rows[0]));
+    tcase_add_test(tc, builtin_mpijob_and_tekton_versions);
     tcase_add_test(tc, star_default_and_apply);
     tcase_add_test(tc, file_size_limit);
     tcase_add_test(tc, controllers_limit);

@@ -1,6 +1,6 @@
-/* targets: the workload kinds jobguard checks, one const row per kind. Today batch/v1 Job and
- * CronJob; a policy file's `targets` row with the same group and kind replaces a built-in row
- * (docs/policy.md). */
+/* targets: the workload kinds jobguard knows, one const row per kind (docs/targets.md): batch/v1
+ * Job, CronJob and the batch CRDs. A policy file's `targets` row with the same group and kind
+ * replaces a built-in row (docs/policy.md). */
 #ifndef JOBGUARD_TARGETS_H
 #define JOBGUARD_TARGETS_H
 

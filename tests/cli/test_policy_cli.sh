@@ -48,8 +48,12 @@ expect_grep "top-level help lists policy" "$tmp/out" "  policy "
 expect_rc "policy show defaults" 0 "$bin" policy show
 cp "$tmp/out" "$tmp/defaults.json"
 expect_eq "defaults: source" "$(json_get "$tmp/defaults.json" 'd["source"]')" "defaults (no policy file)"
-expect_eq "defaults: built-in targets" "$(json_get "$tmp/defaults.json" '[(t["group"],t["versions"],t["kind"],t["resource"],t["managedByPath"],t["reservedValue"],t["source"]) for t in d["targets"]]')" \
+expect_eq "defaults: built-in targets" "$(json_get "$tmp/defaults.json" '[(t["group"],t["versions"],t["kind"],t["resource"],t["managedByPath"],t["reservedValue"],t["source"]) for t in d["targets"][:2]]')" \
     "[('batch', ['v1'], 'Job', 'jobs', 'spec.managedBy', 'kubernetes.io/job-controller', 'built-in'), ('batch', ['v1'], 'CronJob', 'cronjobs', 'spec.jobTemplate.spec.managedBy', 'kubernetes.io/job-controller', 'built-in')]"
+expect_eq "defaults: the CRD rows follow (docs/targets.md)" "$(json_get "$tmp/defaults.json" '[(t["kind"],t["versions"],t["reservedValue"]) for t in d["targets"][2:]][::8]')" \
+    "[('JobSet', ['v1alpha2'], 'jobset.sigs.k8s.io/jobset-controller'), ('MPIJob', ['v1'], 'kubeflow.org/training-operator')]"
+expect_eq "defaults: 16 CRD rows, Tekton last" "$(json_get "$tmp/defaults.json" '(len(d["targets"]), d["targets"][-1]["kind"], d["targets"][-1]["versions"], d["targets"][-1]["checkFormat"])')" \
+    "(18, 'TaskRun', ['v1', 'v1beta1'], False)"
 expect_eq "defaults: allowUnlistedControllers" "$(json_get "$tmp/defaults.json" 'd["allowUnlistedControllers"]')" "True"
 expect_eq "defaults: exempt groups" "$(json_get "$tmp/defaults.json" 'd["statusWriterExemptGroups"]')" "['system:masters']"
 nrules=$("$bin" rules | grep -c '^  field:')
@@ -59,8 +63,9 @@ expect_eq "defaults: every mode deny" "$(json_get "$tmp/defaults.json" 'sorted(s
 expect_rc "policy show FILE" 0 "$bin" policy show "$tmp/policy.json"
 cp "$tmp/out" "$tmp/show.json"
 expect_eq "show: sha256" "$(json_get "$tmp/show.json" 'd["sha256"]')" "$sha"
-expect_eq "show: Job row replaced, CronJob built-in" "$(json_get "$tmp/show.json" '[(t["kind"],t["source"]) for t in d["targets"]]')" \
+expect_eq "show: Job row replaced, CronJob built-in" "$(json_get "$tmp/show.json" '[(t["kind"],t["source"]) for t in d["targets"] if t["group"] == "batch"]')" \
     "[('CronJob', 'built-in'), ('Job', 'policy (replaces built-in)')]"
+expect_eq "show: the 16 CRD rows stay built-in" "$(json_get "$tmp/show.json" 'len([t for t in d["targets"] if t["source"] == "built-in" and t["group"] != "batch"])')" "16"
 expect_eq "show: controller" "$(json_get "$tmp/show.json" 'd["controllers"]')" "[{'name': 'kueue.x-k8s.io/multikueue', 'namespaces': ['team-*']}]"
 expect_eq "show: mode override" "$(json_get "$tmp/show.json" 'd["modes"]["ALWAYS-ManagedByImmutable"]+","+d["modes"]["ALWAYS-ManagedByFormat"]')" "off,deny"
 expect_rc "policy show invalid" 2 "$bin" policy show "$tmp/bad.json"
