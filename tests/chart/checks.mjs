@@ -830,6 +830,9 @@ const rendersFor = (checkName) => {
 
 function mutationTests() {
   const mutations = [
+    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'default: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
+    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
+    ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
     ['templates/deployment.yaml', 'terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}', 'terminationGracePeriodSeconds: {{ .Values.server.drainTimeoutSeconds }}', 'default: terminationGracePeriodSeconds > shutdown delay + drain timeout'],
