@@ -280,7 +280,7 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   c('VWC is cluster-scoped (no namespace)', !vwc.metadata.namespace);
   const w1 = wh(docs, 'jobs.jobguard.io');
   const w2 = wh(docs, 'jobs-status.jobguard.io');
-  c('two webhooks jobs.jobguard.io and jobs-status.jobguard.io', vwc.webhooks.length === 2 && !!w1 && !!w2,
+  c('webhooks jobs.jobguard.io and jobs-status.jobguard.io first', vwc.webhooks[0]?.name === 'jobs.jobguard.io' && !!w1 && !!w2,
     JSON.stringify(vwc.webhooks.map((w) => w.name)));
   if (!w1 || !w2) return;
   c('jobs webhook rule: batch/v1 jobs+cronjobs CREATE/UPDATE', w1.rules.length === 1 && eq(w1.rules[0].apiGroups, ['batch']) &&
@@ -392,6 +392,61 @@ function scenarios(ctx) {
     c('default: no NetworkPolicy, ServiceMonitor or cert-manager objects',
       docs.every((d) => !['NetworkPolicy', 'ServiceMonitor', 'Certificate', 'Issuer'].includes(d.kind)));
   }
+  // CRD targets: one admission webhook, one status webhook per kind with its own managedBy path.
+  const TARGETS = {
+    jobset: ['jobset.x-k8s.io', ['v1alpha2'], 'jobsets', 'spec.managedBy', ['jobset.sigs.k8s.io/jobset-controller']],
+    trainjob: ['trainer.kubeflow.org', ['v1alpha1'], 'trainjobs', 'spec.managedBy', ['trainer.kubeflow.org/trainjob-controller']],
+    pytorchjob: ['kubeflow.org', ['v1'], 'pytorchjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
+    tfjob: ['kubeflow.org', ['v1'], 'tfjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
+    xgboostjob: ['kubeflow.org', ['v1'], 'xgboostjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
+    paddlejob: ['kubeflow.org', ['v1'], 'paddlejobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
+    jaxjob: ['kubeflow.org', ['v1'], 'jaxjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
+    mpijob: ['kubeflow.org', ['v1', 'v2beta1'], 'mpijobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator', 'kubeflow.org/mpi-operator']],
+    rayjob: ['ray.io', ['v1'], 'rayjobs', 'spec.managedBy', ['ray.io/kuberay-operator']],
+    raycluster: ['ray.io', ['v1'], 'rayclusters', 'spec.managedBy', ['ray.io/kuberay-operator']],
+    rayservice: ['ray.io', ['v1'], 'rayservices', 'spec.managedBy', ['ray.io/kuberay-operator']],
+    raycronjob: ['ray.io', ['v1'], 'raycronjobs', 'spec.jobTemplate.managedBy', ['ray.io/kuberay-operator']],
+    appwrapper: ['workload.codeflare.dev', ['v1beta2'], 'appwrappers', 'spec.managedBy', ['workload.codeflare.dev/appwrapper-controller']],
+    pipelinerun: ['tekton.dev', ['v1', 'v1beta1'], 'pipelineruns', 'spec.managedBy', ['tekton.dev/pipeline']],
+    taskrun: ['tekton.dev', ['v1', 'v1beta1'], 'taskruns', 'spec.managedBy', ['tekton.dev/pipeline']],
+  };
+  const targetExpr = (path, reserved) => {
+    const parts = path.split('.'); const has = []; let acc = 'object';
+    for (const p of parts) { has.push(`has(${acc}.${p})`); acc += '.' + p; }
+    return `${has.join(' && ')} && !(${acc} in [${reserved.map((r) => `'${r}'`).join(', ')}])`;
+  };
+  const checkTargets = (label, docs, on) => {
+    const v = one(docs, 'ValidatingWebhookConfiguration');
+    const tw = v?.webhooks?.find((w) => w.name === 'targets.jobguard.io');
+    const names = Object.keys(on).filter((k) => on[k]);
+    if (!names.length) { c(`${label}: no targets webhook`, !tw); }
+    else {
+      c(`${label}: targets webhook rules = enabled kinds`, !!tw && eq(sorted(tw.rules.map((r) => r.resources[0])), sorted(names.map((n) => TARGETS[n][2]))));
+      for (const n of names) {
+        const [g, vers, res] = TARGETS[n];
+        const r = tw?.rules.find((x) => x.resources[0] === res);
+        c(`${label}: ${n} rule group/versions/ops`, !!r && eq(r.apiGroups, [g]) && eq(r.apiVersions, vers) && eq(r.operations, ['CREATE', 'UPDATE']) && r.scope === 'Namespaced');
+      }
+      c(`${label}: targets webhook failurePolicy Fail`, tw?.failurePolicy === 'Fail');
+    }
+    for (const n of Object.keys(TARGETS)) {
+      const [g, vers, res, path, reserved] = TARGETS[n];
+      const sw = v?.webhooks?.find((w) => w.name === `${n}-status.jobguard.io`);
+      if (!on[n]) { c(`${label}: ${n} status webhook absent`, !sw); continue; }
+      c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, !!sw && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
+      c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions, [{ name: 'external-managed-by', expression: targetExpr(path, reserved) }]), JSON.stringify(sw?.matchConditions));
+      c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
+    }
+  };
+  if (def) checkTargets('default', def.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
+  const someOff = { jobset: true, mpijob: true };
+  const partial = renderOk(ctx, 'targets partial', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: !!someOff[k] }])) } });
+  if (partial) checkTargets('targets partial', partial.docs, someOff);
+  const none = renderOk(ctx, 'targets none', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: false }])) } });
+  if (none) checkTargets('targets none', none.docs, {});
+  renderFails(ctx, 'targets bad enabled type', { values: { targets: { jobset: { enabled: 'yes' } } } }, /enabled/);
+  renderFails(ctx, 'targets unknown kind', { values: { targets: { cronjob: { enabled: true } } } }, /cronjob|additional/i);
+
 
   if (ctx.wants('NOTES')) {
     const n = notes();
@@ -508,7 +563,7 @@ function scenarios(ctx) {
 
   const objSel = { matchExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
   const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel } } });
-  if (os) c('objectSelector: on both webhooks', webhookDoc(os.docs)?.webhooks?.length === 2 &&
+  if (os) c('objectSelector: on every webhook', webhookDoc(os.docs)?.webhooks?.length === 18 &&
     webhookDoc(os.docs).webhooks.every((w) => eq(w.objectSelector, objSel)));
 
   const extra = [{ name: 'not-dry-run', expression: '!request.dryRun' }];
@@ -524,7 +579,7 @@ function scenarios(ctx) {
   if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
 
   const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
-  if (noStatus) c('status webhook disabled: only jobs.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io']));
+  if (noStatus) c('status webhook disabled: only jobs.jobguard.io and targets.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']));
 
   const fp = renderOk(ctx, 'failure policies and timeout', {
     set: ['webhook.jobs.failurePolicy=Ignore', 'webhook.status.failurePolicy=Fail', 'webhook.timeoutSeconds=10'],
@@ -535,7 +590,7 @@ function scenarios(ctx) {
     c('timeoutSeconds 10 on both webhooks', webhookDoc(fp.docs)?.webhooks?.every((w) => w.timeoutSeconds === 10));
   }
   const names = renderOk(ctx, 'webhook names overridden', { set: ['webhook.jobs.name=jobs.example.com', 'webhook.status.name=status.jobs.example.com'] });
-  if (names) c('webhook names overridden', eq(webhookDoc(names.docs)?.webhooks?.map((w) => w.name), ['jobs.example.com', 'status.jobs.example.com']));
+  if (names) c('webhook names overridden', eq(webhookDoc(names.docs)?.webhooks?.map((w) => w.name).slice(0, 2), ['jobs.example.com', 'status.jobs.example.com']));
 
   const nsv = renderOk(ctx, 'namespace exemptions', {
     namespace: 'ops',
@@ -775,6 +830,9 @@ const rendersFor = (checkName) => {
 
 function mutationTests() {
   const mutations = [
+    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'default: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
+    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
+    ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
     ['templates/deployment.yaml', 'terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}', 'terminationGracePeriodSeconds: {{ .Values.server.drainTimeoutSeconds }}', 'default: terminationGracePeriodSeconds > shutdown delay + drain timeout'],

@@ -123,3 +123,22 @@ matchExpressions:
 {}
 {{- end }}
 {{- end }}
+
+{{- /* Built-in CRD targets (issue 10 §1): group, served versions, plural, managedBy path, reserved values. */}}
+{{- define "jobguard.targetTable" }}
+jobset: {group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"]}
+trainjob: {group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"]}
+pytorchjob: {group: kubeflow.org, versions: ["v1"], resource: pytorchjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+tfjob: {group: kubeflow.org, versions: ["v1"], resource: tfjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+xgboostjob: {group: kubeflow.org, versions: ["v1"], resource: xgboostjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+paddlejob: {group: kubeflow.org, versions: ["v1"], resource: paddlejobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+jaxjob: {group: kubeflow.org, versions: ["v1"], resource: jaxjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+mpijob: {group: kubeflow.org, versions: ["v1", "v2beta1"], resource: mpijobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator", "kubeflow.org/mpi-operator"]}
+rayjob: {group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+raycluster: {group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+rayservice: {group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+raycronjob: {group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.jobTemplate.managedBy, reserved: ["ray.io/kuberay-operator"]}
+appwrapper: {group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"]}
+pipelinerun: {group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+taskrun: {group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+{{- end }}
