@@ -438,7 +438,9 @@ function scenarios(ctx) {
       c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
     }
   };
-  if (def) checkTargets('default', def.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
+  if (def) checkTargets('default (targets off)', def.docs, {});
+  const all = renderOk(ctx, 'targets all on', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: true }])) } });
+  if (all) checkTargets('targets all on', all.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
   const someOff = { jobset: true, mpijob: true };
   const partial = renderOk(ctx, 'targets partial', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: !!someOff[k] }])) } });
   if (partial) checkTargets('targets partial', partial.docs, someOff);
@@ -562,8 +564,8 @@ function scenarios(ctx) {
   if (three) c('replicaCount 3: replicas 3 and a PDB', one(three.docs, 'Deployment')?.spec?.replicas === 3 && !!one(three.docs, 'PodDisruptionBudget'));
 
   const objSel = { matchExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
-  const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel } } });
-  if (os) c('objectSelector: on every webhook', webhookDoc(os.docs)?.webhooks?.length === 18 &&
+  const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel }, targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: true }])) } });
+  if (os) c('objectSelector: on every webhook (targets on: 18)', webhookDoc(os.docs)?.webhooks?.length === 18 &&
     webhookDoc(os.docs).webhooks.every((w) => eq(w.objectSelector, objSel)));
 
   const extra = [{ name: 'not-dry-run', expression: '!request.dryRun' }];
@@ -578,7 +580,7 @@ function scenarios(ctx) {
   const noStatusMc = renderOk(ctx, 'status matchConditions emptied', { values: { webhook: { status: { matchConditions: [] } } } });
   if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
 
-  const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
+  const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false', 'targets.jobset.enabled=true'] });
   if (noStatus) c('status webhook disabled: only jobs.jobguard.io and targets.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']));
 
   const fp = renderOk(ctx, 'failure policies and timeout', {
@@ -830,8 +832,8 @@ const rendersFor = (checkName) => {
 
 function mutationTests() {
   const mutations = [
-    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'default: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
-    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
+    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'targets all on: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
+    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'targets all on: jobset status webhook rule jobsets/status UPDATE'],
     ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
