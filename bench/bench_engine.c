@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     json_object_seed(42); /* deterministic hashing for callgrind runs */
     /* decided as `jobguard check --policy-file` decides: the file's modes, controllers, writers */
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    jg_config_modes_unset(&cfg);
     struct jg_policy *policy = NULL;
     if (policy_path) {
         char why[1024];

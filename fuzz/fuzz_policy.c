@@ -44,7 +44,7 @@ static void check_policy(const struct jg_policy *p) {
     for (size_t i = 0; i < sizeof p->mode; i++)
         CHECK(p->mode[i] < JG_MODE_COUNT);
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    jg_config_modes_unset(&cfg);
     cfg.disabled = UINT64_C(1) << JG_R_MANAGED_BY_FORMAT;
     jg_policy_apply(p, &cfg);
     CHECK(cfg.policy == p && jg_rule_mode(&cfg, JG_R_MANAGED_BY_FORMAT) == JG_MODE_OFF);

@@ -107,7 +107,7 @@ static void explain(const struct jg_outcome *o, const char *kind) {
 
 int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* --mode, else the policy file, else deny */
+    jg_config_modes_unset(&cfg); /* --mode, else the policy file, else deny */
     const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL;
     bool want_explain = false;
     for (int i = 1; i < argc; i++) {

@@ -66,7 +66,7 @@ static json_t *effective_json(const struct jg_policy *p) {
         json_array_append_new(controllers, c);
     }
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    jg_config_modes_unset(&cfg);
     jg_policy_apply(p, &cfg);
     for (size_t r = 0; r < JG_RULE_COUNT; r++)
         json_object_set_new(modes, jg_rules[r].name,

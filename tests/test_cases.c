@@ -90,7 +90,7 @@ START_TEST(test_case) {
     ck_assert_msg(expected != NULL, "%s: expected.json: %s", name, je.text);
 
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* as the CLI: --mode, then the file */
+    jg_config_modes_unset(&cfg); /* as the CLI: --mode, then the file */
     read_args(dir, &cfg);
     struct jg_policy *policy = NULL;
     snprintf(p, sizeof p, "%.4400s/policy.json", dir);

@@ -260,7 +260,7 @@ START_TEST(star_default_and_apply) {
     ck_assert_uint_eq(p->mode[JG_R_MANAGED_BY_LENGTH], JG_MODE_DENY); /* key order irrelevant */
     ck_assert_uint_eq(p->mode[JG_R_MANAGED_BY_FORMAT], JG_MODE_WARN);
     struct jg_config cfg = JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode); /* no --mode given */
+    jg_config_modes_unset(&cfg); /* no --mode given */
     cfg.disabled = UINT64_C(1) << JG_R_MANAGED_BY_LENGTH;
     cfg.mode[JG_R_MANAGED_BY_IMMUTABLE] =
         JG_MODE_AUDIT; /* as --mode ALWAYS-ManagedByImmutable=audit */
@@ -275,7 +275,7 @@ START_TEST(star_default_and_apply) {
     p = load("{\"modes\": {\"RejectDecreasingFailedCounter\": \"off\"}}");
     ck_assert_msg(p != NULL, "%s", err);
     cfg = (struct jg_config)JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    jg_config_modes_unset(&cfg);
     jg_policy_apply(p, &cfg);
     ck_assert_uint_eq(jg_rule_mode(&cfg, JG_R_DECREASING_FAILED), JG_MODE_OFF); /* not evaluated */
     ck_assert_uint_eq(jg_rule_mode(&cfg, JG_R_DECREASING_SUCCEEDED), JG_MODE_DENY);
@@ -283,7 +283,7 @@ START_TEST(star_default_and_apply) {
     jg_policy_free(p);
 
     cfg = (struct jg_config)JG_CONFIG_DEFAULT;
-    memset(cfg.mode, JG_MODE_UNSET, sizeof cfg.mode);
+    jg_config_modes_unset(&cfg);
     jg_policy_apply(NULL, &cfg);
     ck_assert_ptr_null(cfg.policy);
     for (size_t i = 0; i < sizeof cfg.mode; i++)

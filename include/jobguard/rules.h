@@ -89,6 +89,13 @@ struct jg_config {
 #define JG_CONFIG_DEFAULT                                                                          \
     { JG_PARITY_1_35, 0, {0}, NULL }
 
+/* Marks every rule "no mode given by a flag" (JG_MODE_UNSET), as the CLI and the server start
+ * before reading --mode; jg_policy_apply then fills the rest from the policy file (or deny). */
+static inline void jg_config_modes_unset(struct jg_config *cfg) {
+    for (size_t i = 0; i < sizeof cfg->mode; i++)
+        cfg->mode[i] = JG_MODE_UNSET;
+}
+
 struct jg_status_ctx; /* old/new status, old spec and the "changed" predicates */
 
 struct jg_rule {

@@ -348,7 +348,7 @@ int jg_cmd_serve(int argc, char **argv) {
         cfg.engine.disabled = disabled_flags;
     else if (!add_rules(val[F_DISABLE_RULE], &cfg.engine.disabled))
         return 2;
-    memset(cfg.engine.mode, JG_MODE_UNSET, sizeof cfg.engine.mode);
+    jg_config_modes_unset(&cfg.engine);
     if (from_flag[F_MODE])
         memcpy(cfg.engine.mode, mode_flags, sizeof cfg.engine.mode);
     else if (!add_modes(val[F_MODE], cfg.engine.mode))
