@@ -2,6 +2,7 @@
 #include "jobguard/admit.h"
 
 #include "jobguard/encode.h"
+#include "jobguard/policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,9 @@ static void describe(struct jg_outcome *o, const struct jg_request *q) {
     copy(o->resource, sizeof o->resource, q->resource);
     copy(o->sub_resource, sizeof o->sub_resource, q->sub_resource);
     const char *op = jg_operation_name(q->operation);
-    const char *kind = q->target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
+    const char *kind = q->row                          ? q->row->kind
+                       : q->target == JG_TARGET_CRONJOB ? "CronJob"
+                                                        : "Job";
     copy(o->operation, sizeof o->operation, (jg_str){op, strlen(op)});
     copy(o->kind, sizeof o->kind, (jg_str){kind, strlen(kind)});
     o->dry_run = q->dry_run;
@@ -57,7 +60,8 @@ static enum jg_verdict out_of_memory(jg_buf *response, struct jg_outcome *o) {
 static void deny_invalid(const struct jg_request *q, const struct jg_errors *errs,
                          const jg_buf *notes, jg_buf *response, struct jg_outcome *o) {
     jg_str name = q->object.name.n ? q->object.name : q->name;
-    jg_render_message(errs, o->kind, "batch", name, &o->message);
+    const char *group = q->row ? q->row->group : "batch";
+    jg_render_message(errs, o->kind, group, name, &o->message);
     for (size_t i = 0; i < errs->n; i++) {
         jg_str f = jg_err_field(errs, i), b = jg_err_body(errs, i);
         jg_buf_put(&o->causes, f.p, f.n);
@@ -70,7 +74,7 @@ static void deny_invalid(const struct jg_request *q, const struct jg_errors *err
         jg_buf_putc(&o->causes, '\n');
     }
     jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
-    jg_encode_invalid(response, q->api_version, q->uid, o->kind, "batch", name, msg, errs, notes);
+    jg_encode_invalid(response, q->api_version, q->uid, o->kind, group, name, msg, errs, notes);
     o->code = 422;
 }
 
@@ -79,13 +83,16 @@ static void deny_invalid(const struct jg_request *q, const struct jg_errors *err
 static void deny_forbidden(const struct jg_request *q, const struct jg_errors *errs, size_t i,
                            const jg_buf *notes, jg_buf *response, struct jg_outcome *o) {
     jg_str name = q->object.name.n ? q->object.name : q->name;
-    const char *resource = q->target == JG_TARGET_CRONJOB ? "cronjobs" : "jobs";
-    jg_render_forbidden(errs, i, resource, "batch", name, &o->message);
+    const char *resource = q->row                          ? q->row->resource
+                           : q->target == JG_TARGET_CRONJOB ? "cronjobs"
+                                                            : "jobs";
+    const char *group = q->row ? q->row->group : "batch";
+    jg_render_forbidden(errs, i, resource, group, name, &o->message);
     jg_str b = jg_err_body(errs, i);
     jg_buf_put(&o->causes, b.p, b.n);
     jg_buf_putc(&o->causes, '\n');
     jg_str msg = {o->message.data ? o->message.data : "", o->message.len};
-    jg_encode_forbidden(response, q->api_version, q->uid, resource, "batch", name, msg, notes);
+    jg_encode_forbidden(response, q->api_version, q->uid, resource, group, name, msg, notes);
     o->code = 403;
 }
 
@@ -152,7 +159,7 @@ enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *c
     jg_review review;
     jg_decode_error err;
     enum jg_verdict v;
-    switch (jg_decode_review(body, len, &review, &err)) {
+    switch (jg_decode_review_policy(body, len, cfg->policy, &review, &err)) {
     case JG_DECODE_OK:
         v = jg_admit_review(&review, cfg, response, o);
         break;

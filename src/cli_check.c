@@ -17,8 +17,10 @@ static void usage(FILE *f) {
         "\n"
         "Decides one AdmissionReview (admission.k8s.io/v1 or v1beta1) read from FILE or stdin\n"
         "and prints the response AdmissionReview on stdout. With --new/--old it checks raw\n"
-        "Job (or CronJob) objects instead: --new alone is a CREATE, --old and --new an UPDATE\n"
-        "of the main resource, or of jobs/status with --subresource status.\n"
+        "objects of any target (Job, CronJob, JobSet, ...; 'jobguard rules' lists them) instead:\n"
+        "--new alone is a CREATE, --old and --new an UPDATE of the main resource, or of its\n"
+        "status with --subresource status. The object's apiVersion and kind say which target\n"
+        "it is (batch/v1 Job when it has neither); --kind or --resource say it otherwise.\n"
         "\n"
         "Options:\n"
         "  --explain              also print a human-readable verdict on stderr, one line\n"
@@ -32,7 +34,10 @@ static void usage(FILE *f) {
         "                         file's modes; see docs/modes.md)\n"
         "  --new FILE             the new object (raw Job/CronJob JSON)\n"
         "  --old FILE             the stored object (makes it an UPDATE)\n"
-        "  --subresource NAME     \"status\" to check a jobs/status update (needs --old)\n"
+        "  --subresource NAME     \"status\" to check a status update (needs --old)\n"
+        "  --kind KIND[.GROUP]    the target of --new/--old by kind, e.g. JobSet or\n"
+        "                         PyTorchJob.kubeflow.org (GROUP defaults to the object's)\n"
+        "  --resource RES[.GROUP] the same by resource, e.g. jobsets.jobset.x-k8s.io\n"
         "  --help                 this text\n"
         "\n"
         "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
@@ -108,14 +113,16 @@ static void explain(const struct jg_outcome *o, const char *kind) {
 int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     jg_config_modes_unset(&cfg); /* --mode, else the policy file, else deny */
-    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL;
+    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL,
+               *kind = NULL, *resource = NULL;
     bool want_explain = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
                            strcmp(a, "--policy-file") == 0 || strcmp(a, "--mode") == 0 ||
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
-                           strcmp(a, "--subresource") == 0;
+                           strcmp(a, "--subresource") == 0 || strcmp(a, "--kind") == 0 ||
+                           strcmp(a, "--resource") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -133,6 +140,10 @@ int jg_cmd_check(int argc, char **argv) {
                 old_path = v;
             else if (strcmp(a, "--subresource") == 0)
                 sub = v;
+            else if (strcmp(a, "--kind") == 0)
+                kind = v;
+            else if (strcmp(a, "--resource") == 0)
+                resource = v;
             else if (strcmp(a, "--policy-file") == 0)
                 policy_path = v;
             else if (!parse_config_flag(a, v, &cfg))
@@ -152,12 +163,12 @@ int jg_cmd_check(int argc, char **argv) {
         fprintf(stderr, "jobguard check: give either an AdmissionReview FILE or --new, not both\n");
         return EXIT_UNREADABLE;
     }
-    if ((old_path || sub) && !new_path) {
-        fprintf(stderr, "jobguard check: --old and --subresource need --new\n");
+    if ((old_path || sub || kind || resource) && !new_path) {
+        fprintf(stderr, "jobguard check: --old, --subresource, --kind and --resource need --new\n");
         return EXIT_UNREADABLE;
     }
     if (sub && strcmp(sub, "status") != 0) {
-        fprintf(stderr, "jobguard check: --subresource: only \"status\" exists for jobs\n");
+        fprintf(stderr, "jobguard check: --subresource: only \"status\" is checked\n");
         return EXIT_UNREADABLE;
     }
 
@@ -183,8 +194,9 @@ int jg_cmd_check(int argc, char **argv) {
         }
         jg_review review;
         jg_decode_error err;
+        struct jg_decode_objects_opts opts = {policy, kind, resource};
         if (jg_decode_objects(old_path ? old_in.data : NULL, old_in.len, in.data, in.len, sub,
-                              &review, &err) != JG_DECODE_OK) {
+                              &opts, &review, &err) != JG_DECODE_OK) {
             fprintf(stderr, "jobguard check: %s\n", err.message);
             jg_review_free(&review);
             goto out;
@@ -204,7 +216,7 @@ int jg_cmd_check(int argc, char **argv) {
         fwrite(response.data, 1, response.len, stdout);
     }
     fputc('\n', stdout);
-    if (want_explain) explain(&o, strcmp(o.resource, "cronjobs") == 0 ? "CronJob" : "Job");
+    if (want_explain) explain(&o, o.kind);
     switch (o.verdict) {
     case JG_VERDICT_ALLOWED:
         rc = EXIT_ALLOWED;

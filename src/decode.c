@@ -15,6 +15,8 @@
 #include "jobguard/decode.h"
 
 #include "jobguard/alloc.h"
+#include "jobguard/policy.h"
+#include "jobguard/targets.h"
 #include "utf8.h"
 
 #include <stdarg.h>
@@ -960,9 +962,226 @@ static status_t object_member(struct scanner *sc, void *ctx, int which) {
     return members(sc, &a, status_names, ST_COUNT, status_member, &st);
 }
 
+/* ---- CRD targets: the row's paths (docs/targets.md) ---- */
+
+/* Paths are walked together, one cursor each: cursor 0 is metadata.name, 1 the row's
+ * managedByPath, 2.. its nested paths. At every level only the members some cursor names are read;
+ * the rest is validated and skipped. policy.c refuses rows whose paths disagree on whether a field
+ * is a string, an object or a list, so the cursors matching one key always agree. */
+#define CRD_CURSORS (2 + 16)
+#define CRD_FIELD_MAX 1024 /* 256-byte paths plus element indexes */
+
+struct cursor {
+    const char *seg; /* the rest of the path, from this level's field name */
+    int id;
+};
+
+struct crd_walk {
+    const struct jg_policy_target *row;
+    struct jg_job *job;
+    const char *what; /* "request.object" */
+    char field[CRD_FIELD_MAX]; /* the path of the current level, with element indexes */
+    size_t field_len;
+    /* nested copies: offsets into `text` until the walk ends (text may move) */
+    struct jg_nested_value *nested;
+    size_t n_nested, cap_nested;
+    jg_buf text;
+};
+
+/* Length of the field name at the start of seg, and what follows it: 0 the string itself (end
+ * of path), '.' an object, '[' a list ("[*]."). */
+static size_t seg_name(const char *seg, char *next) {
+    size_t n = strcspn(seg, ".[");
+    *next = seg[n] == '\0' ? 0 : seg[n];
+    return n;
+}
+
+static bool field_push(struct crd_walk *w, const char *name, size_t n, long index) {
+    char idx[24] = "";
+    if (index >= 0) snprintf(idx, sizeof idx, "[%ld]", index);
+    size_t need = (w->field_len ? 1 : 0) + n + strlen(idx);
+    if (w->field_len + need >= sizeof w->field) return false;
+    if (w->field_len) w->field[w->field_len++] = '.';
+    memcpy(w->field + w->field_len, name, n);
+    w->field_len += n;
+    memcpy(w->field + w->field_len, idx, strlen(idx) + 1);
+    w->field_len += strlen(idx);
+    return true;
+}
+
+/* "request.object.<field>" for messages. */
+static void crd_path(const struct crd_walk *w, char out[PATH_MAX_LEN + CRD_FIELD_MAX]) {
+    snprintf(out, PATH_MAX_LEN + CRD_FIELD_MAX, "%s%s%.*s", w->what, w->field_len ? "." : "",
+             (int)w->field_len, w->field);
+}
+
+static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cursor *c, size_t n,
+                         jg_str key) {
+    char path[PATH_MAX_LEN + CRD_FIELD_MAX];
+    crd_path(w, path);
+    char k[KEY_MAX];
+    snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
+    jg_opt_str v;
+    TRY(rd_str(sc, path, k, &v));
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].id == 0) {
+            w->job->name = v.s;
+        } else if (c[i].id == 1) {
+            w->job->spec.managed_by = v;
+        } else if (v.set) {
+            if (w->n_nested == w->cap_nested) {
+                size_t cap = w->cap_nested ? w->cap_nested * 2 : 4;
+                struct jg_nested_value *nv = jg_realloc(w->nested, cap * sizeof *nv);
+                if (!nv) return fail_oom(sc->err);
+                w->nested = nv;
+                w->cap_nested = cap;
+            }
+            /* the field is kept as an offset into w->text until the walk ends */
+            size_t off = w->text.len;
+            jg_buf_put(&w->text, w->field, w->field_len);
+            if (w->field_len) jg_buf_putc(&w->text, '.');
+            jg_buf_put(&w->text, key.p, key.n);
+            size_t n = w->text.len - off;
+            jg_buf_putc(&w->text, '\0'); /* a C string: the rules pass it as a field path */
+            if (w->text.oom) return fail_oom(sc->err);
+            w->nested[w->n_nested++] = (struct jg_nested_value){
+                .which = (unsigned)(c[i].id - 2),
+                .field = {(const char *)(uintptr_t)off, n},
+                .value = v.s};
+        }
+    }
+    return JG_DECODE_OK;
+}
+
+static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct cursor *cur,
+                           size_t ncur, bool top);
+
+/* The member `key` (at the cursor), named by the cursors `c` (all agreeing on its shape). */
+static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor *c, size_t n,
+                           jg_str key) {
+    char next;
+    size_t len = seg_name(c[0].seg, &next);
+    if (next == 0) return crd_leaf(sc, w, c, n, key);
+    char path[PATH_MAX_LEN + CRD_FIELD_MAX], k[KEY_MAX];
+    crd_path(w, path);
+    snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
+    size_t saved = w->field_len;
+    for (size_t i = 0; i < n; i++) /* past "name." or "name[*]." */
+        c[i].seg += len + (next == '.' ? 1 : 4);
+    if (is_null(sc)) return JG_DECODE_OK;
+    if (next == '.') {
+        if (*sc->p != '{') return wrong_type(sc, path, k, "an object");
+        if (!field_push(w, key.p, key.n, -1)) return fail(sc->err, "%s.%s: path too long", path, k);
+        TRY(crd_object(sc, w, c, n, false));
+        w->field_len = saved;
+        return JG_DECODE_OK;
+    }
+    if (*sc->p != '[') return wrong_type(sc, path, k, "an array");
+    struct agg a;
+    TRY(enter(sc, &a));
+    for (long i = 0;; i++) {
+        int more = 0;
+        TRY(arr_next(sc, &a, &more));
+        if (!more) return JG_DECODE_OK;
+        if (sc->p >= sc->end) return syntax(sc, "value expected");
+        if (is_null(sc)) continue;
+        if (!field_push(w, key.p, key.n, i)) return fail(sc->err, "%s.%s: path too long", path, k);
+        if (*sc->p != '{') {
+            char ep[PATH_MAX_LEN + CRD_FIELD_MAX];
+            crd_path(w, ep);
+            return fail(sc->err, "%s: must be an object, got %s", ep, type_name(sc));
+        }
+        TRY(crd_object(sc, w, c, n, false));
+        w->field_len = saved;
+        w->field[saved] = '\0';
+    }
+}
+
+/* An object (the cursor is at '{') whose members the cursors `cur` name. At the top, a `kind`
+ * member no cursor names must be the row's kind. */
+static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct cursor *cur,
+                           size_t ncur, bool top) {
+    struct agg a;
+    TRY(enter(sc, &a));
+    uint32_t consumed = 0;
+    for (;;) {
+        jg_str key;
+        char kb[KEY_MAX];
+        int more = 0;
+        TRY(obj_next(sc, &a, &key, kb, &more));
+        if (!more) return JG_DECODE_OK;
+        if (sc->p >= sc->end) return syntax(sc, "value expected");
+        struct cursor c[CRD_CURSORS];
+        size_t n = 0;
+        uint32_t mine = 0;
+        for (size_t i = 0; i < ncur; i++) {
+            char next;
+            size_t len = seg_name(cur[i].seg, &next);
+            if (key.n == len && memcmp(key.p, cur[i].seg, len) == 0) {
+                c[n++] = cur[i];
+                mine |= 1u << i;
+            }
+        }
+        if (n && (consumed & mine)) return syntax(sc, "duplicate object key");
+        consumed |= mine;
+        if (n) {
+            TRY(crd_member(sc, w, c, n, key));
+        } else if (top && jg_str_eq_lit(key, "kind")) {
+            jg_opt_str kind;
+            TRY(rd_str(sc, w->what, "kind", &kind));
+            if (kind.set && !jg_str_eq_lit(kind.s, w->row->kind))
+                return fail(sc->err, "%s.kind: expected \"%s\", got \"%.*s\"", w->what,
+                            w->row->kind, (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
+        } else {
+            TRY(skip_value(sc));
+        }
+    }
+}
+
+/* One object of a CRD target at the cursor (an object, checked by the caller). */
+static status_t rd_crd(struct scanner *sc, const char *what, const struct jg_policy_target *row,
+                       struct jg_job *job) {
+    struct crd_walk *w = jg_malloc(sizeof *w);
+    if (!w) return fail_oom(sc->err);
+    memset(w, 0, sizeof *w);
+    w->row = row;
+    w->job = job;
+    w->what = what;
+    w->text = (jg_buf)JG_BUF_INIT;
+    struct cursor cur[CRD_CURSORS] = {{"metadata.name", 0}, {row->managed_by_path, 1}};
+    size_t ncur = 2;
+    for (size_t i = 0; i < row->n_nested && ncur < CRD_CURSORS; i++)
+        cur[ncur++] = (struct cursor){row->nested[i].path, (int)(2 + i)};
+    job->present = true;
+    status_t st = crd_object(sc, w, cur, ncur, true);
+    if (st == JG_DECODE_OK && w->n_nested) {
+        /* the review owns both; then the offsets become pointers */
+        if (!own(sc->d, w->text.data)) {
+            st = fail_oom(sc->err);
+        } else {
+            const char *text = w->text.data;
+            w->text = (jg_buf)JG_BUF_INIT;
+            if (!own(sc->d, w->nested)) {
+                st = fail_oom(sc->err);
+            } else {
+                for (size_t i = 0; i < w->n_nested; i++)
+                    w->nested[i].field.p = text + (uintptr_t)w->nested[i].field.p;
+                job->nested = w->nested;
+                job->n_nested = w->n_nested;
+                w->nested = NULL;
+            }
+        }
+    }
+    jg_free(w->nested);
+    jg_buf_free(&w->text);
+    jg_free(w);
+    return st;
+}
+
 /* One Job or CronJob object at the cursor (an object, checked by the caller). */
 static status_t rd_job(struct scanner *sc, const char *path, enum jg_target target,
-                       struct jg_job *job) {
+                       const struct jg_policy_target *row, struct jg_job *job) {
+    if (target == JG_TARGET_CRD) return rd_crd(sc, path, row, job);
     struct agg a;
     TRY(enter(sc, &a));
     job->present = true;
@@ -972,25 +1191,30 @@ static status_t rd_job(struct scanner *sc, const char *path, enum jg_target targ
 
 /* ---- the AdmissionReview envelope ---- */
 
-/* Routing by request.resource (or request.kind when resource is absent). */
-static enum jg_target route(jg_str group, jg_str resource, jg_str kind_group, jg_str kind) {
-    if (resource.n) {
-        if (!jg_str_eq_lit(group, "batch")) return JG_TARGET_OTHER;
-        if (jg_str_eq_lit(resource, "jobs")) return JG_TARGET_JOB;
-        if (jg_str_eq_lit(resource, "cronjobs")) return JG_TARGET_CRONJOB;
-        return JG_TARGET_OTHER;
+/* Routing by request.resource (or request.kind when resource is absent, by_kind): batch/v1 Job
+ * and CronJob are the API server's own kinds and always their built-in rows; anything else is a
+ * CRD target when the target table (the policy's rows, then the built-in ones) has a row for it. */
+static enum jg_target route(const struct jg_policy *p, jg_str group, jg_str version, jg_str name,
+                            bool by_kind, const struct jg_policy_target **row) {
+    *row = NULL;
+    if (jg_str_eq_lit(group, "batch")) {
+        for (int i = 0; i < 2; i++) { /* rows 0 and 1: Job, CronJob (targets.c) */
+            const struct jg_policy_target *t = &jg_builtin_targets[i];
+            if (jg_str_eq_lit(name, by_kind ? t->kind : t->resource)) {
+                *row = t;
+                return i == 0 ? JG_TARGET_JOB : JG_TARGET_CRONJOB;
+            }
+        }
     }
-    if (!jg_str_eq_lit(kind_group, "batch")) return JG_TARGET_OTHER;
-    if (jg_str_eq_lit(kind, "Job")) return JG_TARGET_JOB;
-    if (jg_str_eq_lit(kind, "CronJob")) return JG_TARGET_CRONJOB;
-    return JG_TARGET_OTHER;
+    *row = jg_target_route(p, group, version, name, by_kind);
+    return *row ? JG_TARGET_CRD : JG_TARGET_OTHER;
 }
 
 /* Whether the rules read the objects of this request; if not it is allowed untouched and the
  * objects are only validated as JSON (DELETE, CONNECT, other resources and subresources). */
 static bool needs_objects(const struct jg_request *q) {
     if (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE) return false;
-    if (q->target == JG_TARGET_JOB)
+    if (q->target == JG_TARGET_JOB || q->target == JG_TARGET_CRD)
         return q->sub_resource.n == 0 || jg_str_eq_lit(q->sub_resource, "status");
     if (q->target == JG_TARGET_CRONJOB) return q->sub_resource.n == 0;
     return false;
@@ -1005,7 +1229,8 @@ static bool decodes_object(const struct jg_request *q, int idx) {
 
 struct request_ctx {
     struct jg_request *q;
-    jg_opt_str uid, operation, group, resource, version, kgroup, kkind;
+    const struct jg_policy *policy; /* its target rows route CRD requests */
+    jg_opt_str uid, operation, group, resource, version, kgroup, kkind, kversion;
     bool has_resource, has_kind, routed;
     /* object/oldObject met before the routing fields were complete: decoded afterwards */
     const char *deferred[2];
@@ -1063,7 +1288,7 @@ static status_t rd_request_object(struct scanner *sc, struct request_ctx *c, int
     if (!decodes_object(q, idx)) return skip_value(sc);
     if (*sc->p != '{')
         return fail(sc->err, "%s: must be an object, got %s", paths[idx], type_name(sc));
-    return rd_job(sc, paths[idx], q->target, idx ? &q->old_object : &q->object);
+    return rd_job(sc, paths[idx], q->target, q->row, idx ? &q->old_object : &q->object);
 }
 
 static void try_route(struct request_ctx *c, bool final) {
@@ -1073,8 +1298,10 @@ static void try_route(struct request_ctx *c, bool final) {
     if (c->routed || !c->operation.set || !(c->has_resource || c->has_kind)) return;
     if (!final && !(c->has_resource && c->resource.s.n)) return;
     struct jg_request *q = c->q;
-    q->target =
-        route(c->group.s, c->has_resource ? c->resource.s : (jg_str){0}, c->kgroup.s, c->kkind.s);
+    if (c->has_resource && c->resource.s.n)
+        q->target = route(c->policy, c->group.s, c->version.s, c->resource.s, false, &q->row);
+    else
+        q->target = route(c->policy, c->kgroup.s, c->kversion.s, c->kkind.s, true, &q->row);
     c->routed = true;
 }
 
@@ -1112,18 +1339,17 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         const char *path = res ? "request.resource" : "request.kind";
         TRY(rd_object(sc, "request", res ? "resource" : "kind", &a, &present));
         if (!present) return JG_DECODE_OK;
-        jg_opt_str version = {0};
         static const char *const rnames[] = {"group", "version", "resource"};
         static const char *const knames[] = {"group", "version", "kind"};
-        struct gvr_ctx g = {
-            path,
-            res ? rnames : knames,
-            {res ? &c->group : &c->kgroup, &version, res ? &c->resource : &c->kkind}};
+        struct gvr_ctx g = {path,
+                            res ? rnames : knames,
+                            {res ? &c->group : &c->kgroup, res ? &c->version : &c->kversion,
+                             res ? &c->resource : &c->kkind}};
         TRY(members(sc, &a, g.names, 3, gvr_member, &g));
         if (res) {
             c->has_resource = true;
             q->group = c->group.s;
-            q->version = version.s;
+            q->version = c->version.s;
             q->resource = c->resource.s;
         } else {
             c->has_kind = true;
@@ -1202,12 +1428,12 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r) {
     if (!c->uid.set || c->uid.s.n == 0) return fail(err, "request.uid: required");
     if (!c->operation.set) return fail(err, "request.operation: required");
     if (!c->has_resource && !c->has_kind) return fail(err, "request.resource: required");
-    if (!q->resource.n && c->kkind.set) { /* label metrics by resource even when routed by kind */
-        if (jg_str_eq_lit(c->kkind.s, "Job")) q->resource = (jg_str){"jobs", 4};
-        if (jg_str_eq_lit(c->kkind.s, "CronJob")) q->resource = (jg_str){"cronjobs", 8};
-        q->group = c->kgroup.s;
-    }
     try_route(c, true);
+    if (!q->resource.n && c->kkind.set) { /* label metrics by resource even when routed by kind */
+        if (q->row) q->resource = (jg_str){q->row->resource, strlen(q->row->resource)};
+        q->group = c->kgroup.s;
+        q->version = c->kversion.s;
+    }
     static const char *const paths[] = {"request.object", "request.oldObject"};
     for (int i = 0; i < 2; i++) {
         if (!decodes_object(q, i)) continue;
@@ -1220,7 +1446,7 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r) {
         sc->depth = 0;
         if (*sc->p != '{')
             return fail(err, "%s: must be an object, got %s", paths[i], type_name(sc));
-        TRY(rd_job(sc, paths[i], q->target, i ? &q->old_object : &q->object));
+        TRY(rd_job(sc, paths[i], q->target, q->row, i ? &q->old_object : &q->object));
     }
     return JG_DECODE_OK;
 }
@@ -1278,6 +1504,12 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
 
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
                                        jg_decode_error *err) {
+    return jg_decode_review_policy(body, len, NULL, out, err);
+}
+
+enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
+                                              const struct jg_policy *policy, jg_review *out,
+                                              jg_decode_error *err) {
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
@@ -1289,6 +1521,7 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
     struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview"};
     struct review_ctx r = {0};
     r.req.q = &out->req;
+    r.req.policy = policy;
     ws(&sc);
     if (sc.p >= sc.end) return fail(err, "AdmissionReview: empty input");
     if (*sc.p != '{') {
@@ -1315,35 +1548,88 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
     return st;
 }
 
+/* The top-level "apiVersion" and "kind" strings of a raw object (absent: unset). */
+static status_t raw_type(struct scanner sc, jg_opt_str *api, jg_opt_str *kind) {
+    struct agg a;
+    *api = *kind = (jg_opt_str){0};
+    TRY(enter(&sc, &a));
+    for (;;) {
+        jg_str key;
+        char kb[KEY_MAX];
+        int more = 0;
+        TRY(obj_next(&sc, &a, &key, kb, &more));
+        if (!more) return JG_DECODE_OK;
+        jg_opt_str *dst = jg_str_eq_lit(key, "apiVersion") ? api
+                          : jg_str_eq_lit(key, "kind")     ? kind
+                                                           : NULL;
+        if (dst && *sc.p == '"') {
+            dst->set = true;
+            TRY(string(&sc, &dst->s));
+        } else {
+            TRY(skip_value(&sc));
+        }
+    }
+}
+
+/* "name.group" (kubectl's KIND.GROUP / RESOURCE.GROUP): the part before the first dot, and the
+ * rest (unset when there is no dot). */
+static void split_qualified(const char *s, jg_str *name, jg_opt_str *group) {
+    const char *dot = strchr(s, '.');
+    *name = (jg_str){s, dot ? (size_t)(dot - s) : strlen(s)};
+    *group = dot ? (jg_opt_str){true, {dot + 1, strlen(dot + 1)}} : (jg_opt_str){0};
+}
+
+/* Which target the new object of `check --old/--new` is: --resource or --kind when given, else the
+ * object's own apiVersion and kind; batch/v1 Job when it says nothing. */
+static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts *o,
+                          struct jg_request *q, jg_decode_error *err) {
+    jg_opt_str api, kind;
+    TRY(raw_type(sc, &api, &kind));
+    jg_str group = {"batch", 5}, version = {"v1", 2};
+    if (api.set) {
+        const char *slash = memchr(api.s.p, '/', api.s.n);
+        group = slash ? (jg_str){api.s.p, (size_t)(slash - api.s.p)} : (jg_str){"", 0};
+        version = slash ? (jg_str){slash + 1, api.s.n - (size_t)(slash - api.s.p) - 1} : api.s;
+    }
+    const char *flag = o && o->resource ? o->resource : o && o->kind ? o->kind : NULL;
+    bool by_kind = !(o && o->resource);
+    jg_str name = kind.set ? kind.s : (jg_str){"Job", 3};
+    if (flag) {
+        jg_opt_str g;
+        split_qualified(flag, &name, &g);
+        if (g.set) group = g.s;
+    }
+    const struct jg_policy *p = o ? o->policy : NULL;
+    q->target = route(p, group, version, name, by_kind, &q->row);
+    if (q->target == JG_TARGET_OTHER) {
+        if (!flag && jg_str_eq_lit(group, "batch")) { /* rd_job says what is wrong with it */
+            q->target = JG_TARGET_JOB;
+            q->row = &jg_builtin_targets[0];
+        } else {
+            return fail(err,
+                        "new object: %s %.*s of group \"%.*s\" is not a target (see 'jobguard "
+                        "rules'; a policy file's targets rows add kinds)",
+                        by_kind ? "kind" : "resource", (int)(name.n > 64 ? 64 : name.n), name.p,
+                        (int)(group.n > 253 ? 253 : group.n), group.p);
+        }
+    }
+    q->group = (jg_str){q->row->group, strlen(q->row->group)};
+    q->version = version;
+    q->resource = (jg_str){q->row->resource, strlen(q->row->resource)};
+    return JG_DECODE_OK;
+}
+
 /* A raw object for `check --old/--new`: one JSON object, nothing after it. */
-static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_target *target,
-                       struct jg_job *job, jg_str *ns, struct decoded *d, jg_decode_error *err) {
+static status_t rd_raw(const char *json, size_t len, const char *what, struct jg_request *q,
+                       const struct jg_decode_objects_opts *o, struct jg_job *job, jg_str *ns,
+                       struct decoded *d, jg_decode_error *err) {
     TRY(validate_document(json, len, what, err));
     struct scanner sc = {json, json, json + len, 0, d, err, what};
     ws(&sc);
     if (*sc.p != '{') return fail(err, "%s: must be a JSON object, got %s", what, type_name(&sc));
-    /* kind first (it decides what to read), then the object itself */
-    if (target && *target == JG_TARGET_OTHER) {
-        *target = JG_TARGET_JOB;
-        struct scanner k = sc;
-        struct agg a;
-        TRY(enter(&k, &a));
-        for (;;) {
-            jg_str key;
-            char kb[KEY_MAX];
-            int more = 0;
-            TRY(obj_next(&k, &a, &key, kb, &more));
-            if (!more) break;
-            if (jg_str_eq_lit(key, "kind") && *k.p == '"') {
-                jg_str kind;
-                TRY(string(&k, &kind));
-                if (jg_str_eq_lit(kind, "CronJob")) *target = JG_TARGET_CRONJOB;
-            } else {
-                TRY(skip_value(&k));
-            }
-        }
-    }
-    TRY(rd_job(&sc, what, target ? *target : JG_TARGET_JOB, job));
+    /* the new object decides what to read (the old one is read the same way) */
+    if (ns) TRY(raw_route(sc, o, q, err));
+    TRY(rd_job(&sc, what, q->target, q->row, job));
     if (ns) { /* metadata.namespace, for the outcome */
         struct scanner m = {json, json, json + len, 0, d, err, what};
         ws(&m);
@@ -1374,7 +1660,8 @@ static status_t rd_raw(const char *json, size_t len, const char *what, enum jg_t
 }
 
 enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, const char *new_json,
-                                        size_t new_len, const char *sub_resource, jg_review *out,
+                                        size_t new_len, const char *sub_resource,
+                                        const struct jg_decode_objects_opts *opts, jg_review *out,
                                         jg_decode_error *err) {
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
@@ -1382,18 +1669,14 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     struct jg_request *q = &out->req;
-    q->target = JG_TARGET_OTHER; /* rd_raw decides from the new object's kind */
     q->sub_resource =
         (jg_str){sub_resource ? sub_resource : "", sub_resource ? strlen(sub_resource) : 0};
     q->operation = old_json ? JG_OP_UPDATE : JG_OP_CREATE;
     if (q->sub_resource.n && !old_json)
         return fail(err, "--subresource %s needs --old: a subresource is only ever UPDATEd",
                     sub_resource);
-    TRY(rd_raw(new_json, new_len, "new object", &q->target, &q->object, &q->namespace_, d, err));
-    if (old_json) TRY(rd_raw(old_json, old_len, "old object", NULL, &q->old_object, NULL, d, err));
-    q->group = (jg_str){"batch", 5};
-    q->version = (jg_str){"v1", 2};
-    q->resource = q->target == JG_TARGET_CRONJOB ? (jg_str){"cronjobs", 8} : (jg_str){"jobs", 4};
+    TRY(rd_raw(new_json, new_len, "new object", q, opts, &q->object, &q->namespace_, d, err));
+    if (old_json) TRY(rd_raw(old_json, old_len, "old object", q, opts, &q->old_object, NULL, d, err));
     q->name = q->object.name;
     return JG_DECODE_OK;
 }

@@ -69,8 +69,10 @@ static void status_head(jg_buf *out, enum jg_api_version api, jg_str uid, jg_str
     jg_buf_json_string(out, message.p, message.n);
     jg_buf_printf(out, ",\"reason\":\"%s\",\"details\":{\"name\":", reason);
     jg_buf_json_string(out, name.p, name.n);
-    jg_buf_puts(out, ",\"group\":");
-    jg_buf_json_string(out, group, strlen(group));
+    if (group[0]) { /* StatusDetails.Group is omitempty */
+        jg_buf_puts(out, ",\"group\":");
+        jg_buf_json_string(out, group, strlen(group));
+    }
     jg_buf_puts(out, ",\"kind\":");
     jg_buf_json_string(out, kind, strlen(kind));
 }

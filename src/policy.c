@@ -354,6 +354,53 @@ static bool read_nested(struct ctx *c, const json_t *arr, const char *path, bool
     return true;
 }
 
+/* One segment of a field path: its name's length and what follows (0: end, '.': an object,
+ * '[': a list). */
+static size_t path_seg(const char *s, char *next) {
+    size_t n = strcspn(s, ".[");
+    *next = s[n];
+    return n;
+}
+
+/* Whether paths a and b disagree on the shape of a field they share (a string in one, an object
+ * or a list in the other): the decoder reads all of a row's paths in one walk. */
+static bool paths_conflict(const char *a, const char *b, size_t *at) {
+    const char *a0 = a;
+    for (;;) {
+        char na, nb;
+        size_t la = path_seg(a, &na), lb = path_seg(b, &nb);
+        if (la != lb || memcmp(a, b, la) != 0) return false;
+        if (na != nb) {
+            *at = (size_t)(a - a0) + la;
+            return true;
+        }
+        if (na == '\0') return false;
+        a += la + (na == '.' ? 1 : 4);
+        b += lb + (nb == '.' ? 1 : 4);
+    }
+}
+
+/* The row's paths (metadata.name, which the decoder reads too, managedByPath, nestedPaths) must
+ * agree on every field they share. */
+static bool check_row_paths(struct ctx *c, const struct jg_policy_target *t, const char *p) {
+    const char *paths[2 + MAX_NESTED];
+    size_t n = 0;
+    paths[n++] = "metadata.name";
+    paths[n++] = t->managed_by_path;
+    for (size_t i = 0; i < t->n_nested; i++)
+        paths[n++] = t->nested[i].path;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            size_t at;
+            if (paths_conflict(paths[i], paths[j], &at))
+                return fail(c, p,
+                            "paths \"%s\" and \"%s\" disagree on what \"%.*s\" is (a string, "
+                            "an object or a list)",
+                            paths[i], paths[j], (int)at, paths[i]);
+        }
+    return true;
+}
+
 static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
                         struct jg_policy_target *t) {
     static const char *const keys[] = {"group",       "versions",      "kind",
@@ -395,6 +442,11 @@ static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg
                     "\"%s\" is not a kind (an upper-case letter, then letters and digits, such "
                     "as \"JobSet\")",
                     ks);
+    if (strcmp(gs, "batch") == 0 && (strcmp(ks, "Job") == 0 || strcmp(ks, "CronJob") == 0))
+        return fail(c, sub,
+                    "batch %s is the API server's own kind: its rules are Kubernetes' and its "
+                    "row cannot be replaced",
+                    ks);
     child_key(sub, sizeof sub, p, "resource");
     if (!is_dns_label(rs))
         return fail(c, sub,
@@ -425,7 +477,8 @@ static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg
         !(t->reserved_value = dup_str(c, vs, p)))
         return false;
     child_key(sub, sizeof sub, p, "nestedPaths");
-    return !nested || read_nested(c, nested, sub, t->check_format, ms, t);
+    if (nested && !read_nested(c, nested, sub, t->check_format, ms, t)) return false;
+    return check_row_paths(c, t, p);
 }
 
 static bool read_controller(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,

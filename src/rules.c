@@ -5,6 +5,7 @@
 #include "jobguard/alloc.h"
 #include "jobguard/indexes.h"
 #include "jobguard/policy.h"
+#include "jobguard/targets.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -565,15 +566,19 @@ static void check_scm_after_complete(const struct jg_status_ctx *c, struct jg_er
 
 const struct jg_rule jg_rules[JG_RULE_COUNT] = {
     SPEC(JG_R_MANAGED_BY_FORMAT, "ALWAYS-ManagedByFormat", "spec.managedBy",
-         "jobs and cronjobs CREATE/UPDATE, when present (also spec.jobTemplate.spec.managedBy)",
+         "jobs and cronjobs CREATE/UPDATE, when present (also spec.jobTemplate.spec.managedBy); "
+         "CRD targets with checkFormat: CREATE, and UPDATE when the value changed, at the row's "
+         "path",
          "must be a domain-prefixed path (such as \"acme.io/foo\") | RFC 1123 subdomain host | "
          "Invalid path | Required value",
          "docs/rules.md §2.2"),
     SPEC(JG_R_MANAGED_BY_LENGTH, "ALWAYS-ManagedByLength", "spec.managedBy",
-         "jobs and cronjobs CREATE/UPDATE, when present", "Too long: may not be more than 63 bytes",
+         "jobs and cronjobs CREATE/UPDATE, when present; CRD targets as ALWAYS-ManagedByFormat",
+         "Too long: may not be more than 63 bytes",
          "docs/rules.md §2.3"),
     SPEC(JG_R_MANAGED_BY_IMMUTABLE, "ALWAYS-ManagedByImmutable", "spec.managedBy",
-         "jobs UPDATE (main resource); absent differs from any value", "field is immutable",
+         "jobs and CRD targets UPDATE (main resource); absent differs from any value",
+         "field is immutable",
          "docs/rules.md §2.5"),
     STATUS(JG_R_NON_NEGATIVE, "ALWAYS-NonNeg", "status.active|succeeded|failed|ready|terminating",
            "always", "must be greater than or equal to 0", "docs/rules.md §3.2 #1-5", always,
@@ -694,13 +699,28 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
     STATUS(JG_R_SCM_AFTER_COMPLETE, "ALWAYS-SCMAfterComplete", "status.conditions", "always",
            "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions",
            "docs/rules.md §3.2 #36", always, check_scm_after_complete),
+    SPEC(JG_R_TARGET_NESTED_MANAGED_BY, "Target-NestedManagedBy", "<a nested path of the row>",
+         "CRD targets with nestedPaths CREATE/UPDATE (on UPDATE only copies not in the stored "
+         "object)",
+         "Unsupported value: \"<value>\": supported values: \"<nested reserved value>\" | "
+         "Forbidden: must not be set",
+         "docs/rules.md §10.2"),
+    SPEC(JG_R_TARGET_DELEGATION_UNSUPPORTED, "Target-DelegationUnsupported",
+         "<the row's managedByPath>",
+         "CRD targets with delegationSupported: false, CREATE, and UPDATE when the value changed",
+         "Invalid value: \"<value>\": <Kind>'s controller ignores managedBy, so the local "
+         "operator would still run the pods; leave it unset or use \"<reserved value>\"",
+         "docs/rules.md §10.3"),
     SPEC(JG_R_POLICY_ALLOWED_CONTROLLERS, "Policy-AllowedControllers", "spec.managedBy",
-         "jobs and cronjobs CREATE/UPDATE, when the policy sets allowUnlistedControllers: false",
+         "jobs, cronjobs and CRD targets CREATE/UPDATE (CRD targets: UPDATE only when the value "
+         "changed), when the policy sets allowUnlistedControllers: false",
          "Unsupported value: \"<value>\": supported values: \"<a>\", \"<b>\"",
          "docs/rules.md §11.1"),
     SPEC(JG_R_POLICY_STATUS_WRITERS, "Policy-StatusWriters", "status",
-         "jobs/status UPDATE, when the Job's controller lists statusWriters in the policy",
-         "User \"<user>\" cannot update the status of a Job managed by \"<controller>\" (403)",
+         "jobs/status and <CRD target>/status UPDATE, when the object's controller lists "
+         "statusWriters in the policy",
+         "User \"<user>\" cannot update the status of a <Kind> managed by \"<controller>\" "
+         "(403)",
          "docs/rules.md §11.2"),
 };
 
@@ -768,10 +788,11 @@ static int cmp_str(const void *a, const void *b) {
  * controller listed for the namespace. "supported values" lists those (reserved one included,
  * sorted, without duplicates). */
 static void check_allowed_controllers(const struct jg_request *req, const struct jg_policy *p,
-                                      const char *field, struct jg_errors *e) {
+                                      const char *field, const char *reserved,
+                                      struct jg_errors *e) {
     const jg_opt_str *mb = &req->object.spec.managed_by;
     if (!p || p->allow_unlisted_controllers || !mb->set) return;
-    if (jg_str_eq_lit(mb->s, JG_JOB_CONTROLLER)) return;
+    if (jg_str_eq_lit(mb->s, reserved)) return;
     jg_str stack[16], *vals = stack;
     if (p->n_controllers + 1 > sizeof stack / sizeof *stack) {
         vals = jg_malloc((p->n_controllers + 1) * sizeof *vals);
@@ -781,7 +802,7 @@ static void check_allowed_controllers(const struct jg_request *req, const struct
         }
     }
     size_t n = 0;
-    vals[n++] = (jg_str){JG_JOB_CONTROLLER, strlen(JG_JOB_CONTROLLER)};
+    vals[n++] = (jg_str){reserved, strlen(reserved)};
     bool listed = false;
     for (size_t i = 0; i < p->n_controllers && !listed; i++) {
         const struct jg_policy_controller *c = &p->controllers[i];
@@ -822,7 +843,7 @@ static bool may_write_status(const struct jg_request *req, const struct jg_polic
 /* §11.2: a jobs/status UPDATE by someone other than the status writers of the Job's controller
  * (as the stored object names it, and as the new one does if it differs). */
 static void check_status_writers(const struct jg_request *req, const struct jg_policy *p,
-                                 struct jg_errors *e) {
+                                 const char *kind, struct jg_errors *e) {
     if (!p) return;
     const jg_opt_str *v[2] = {&req->old_object.spec.managed_by, &req->object.spec.managed_by};
     for (int i = 0; i < 2; i++) {
@@ -831,7 +852,9 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
         jg_buf_reset(&e->scratch);
         jg_buf_puts(&e->scratch, "User ");
         jg_buf_go_quote(&e->scratch, req->username.p, req->username.n);
-        jg_buf_puts(&e->scratch, " cannot update the status of a Job managed by ");
+        jg_buf_puts(&e->scratch, " cannot update the status of a ");
+        jg_buf_puts(&e->scratch, kind);
+        jg_buf_puts(&e->scratch, " managed by ");
         jg_buf_go_quote(&e->scratch, v[i]->s.p, v[i]->s.n);
         if (e->scratch.oom) {
             e->oom = true;
@@ -840,6 +863,122 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
         jg_err_forbidden(e, JG_R_POLICY_STATUS_WRITERS, e->scratch.data);
         return;
     }
+}
+
+/* ---- CRD targets (docs/rules.md §10) ---- */
+
+/* A nested copy that the stored object has too, at the same field with the same value. Copies
+ * are in document order, so the same index is tried first; otherwise a sorted index of the stored
+ * copies (built once, on the first miss) is searched. */
+struct nested_index {
+    const struct jg_job *old;
+    const struct jg_nested_value **order; /* old->nested sorted by (which, field, value); NULL
+                                           * until the first miss */
+    bool oom;
+};
+
+static int nested_cmp(const struct jg_nested_value *a, const struct jg_nested_value *b) {
+    if (a->which != b->which) return a->which < b->which ? -1 : 1;
+    int c = cmp_str(&a->field, &b->field);
+    return c ? c : cmp_str(&a->value, &b->value);
+}
+
+static int nested_ptr_cmp(const void *a, const void *b) {
+    return nested_cmp(*(const struct jg_nested_value *const *)a,
+                      *(const struct jg_nested_value *const *)b);
+}
+
+static bool nested_unchanged(struct nested_index *ix, size_t i, const struct jg_nested_value *v) {
+    const struct jg_job *old = ix->old;
+    if (i < old->n_nested && nested_cmp(&old->nested[i], v) == 0) return true;
+    if (old->n_nested == 0 || ix->oom) return false;
+    if (!ix->order) {
+        ix->order = jg_malloc(old->n_nested * sizeof *ix->order);
+        if (!ix->order) {
+            ix->oom = true;
+            return false;
+        }
+        for (size_t k = 0; k < old->n_nested; k++)
+            ix->order[k] = &old->nested[k];
+        qsort(ix->order, old->n_nested, sizeof *ix->order, nested_ptr_cmp);
+    }
+    size_t lo = 0, hi = old->n_nested;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = nested_cmp(ix->order[mid], v);
+        if (c == 0) return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* §10.2: each nested copy must be absent or the nested kind's reserved value ("" = absent only).
+ * On UPDATE a copy the stored object already has is not re-checked (validation ratcheting). */
+static void check_nested(const struct jg_request *req, const struct jg_policy_target *t,
+                         struct jg_errors *e) {
+    const struct jg_job *obj = &req->object;
+    struct nested_index ix = {.old = &req->old_object};
+    bool update = req->operation == JG_OP_UPDATE;
+    for (size_t i = 0; i < obj->n_nested && !e->oom; i++) {
+        const struct jg_nested_value *v = &obj->nested[i];
+        if (v->which >= t->n_nested) continue;
+        const char *rv = t->nested[v->which].reserved_value;
+        if (rv[0] && jg_str_eq_lit(v->value, rv)) continue;
+        if (update && nested_unchanged(&ix, i, v)) continue;
+        if (rv[0]) {
+            jg_str valid = {rv, strlen(rv)};
+            jg_err_not_supported(e, JG_R_TARGET_NESTED_MANAGED_BY, v->field.p, v->value, &valid,
+                                 1);
+        } else {
+            jg_err_field_forbidden(e, JG_R_TARGET_NESTED_MANAGED_BY, v->field.p, "must not be set");
+        }
+    }
+    if (ix.oom) e->oom = true;
+    jg_free((void *)ix.order);
+}
+
+/* §10.3: the row's controller ignores managedBy, so only its own value (or none) is safe. */
+static void check_delegation(const jg_opt_str *mb, const struct jg_policy_target *t,
+                             struct jg_errors *e) {
+    if (t->delegation_supported || !mb->set || jg_str_eq_lit(mb->s, t->reserved_value)) return;
+    jg_buf_reset(&e->scratch);
+    jg_buf_puts(&e->scratch, t->kind);
+    jg_buf_puts(&e->scratch, "'s controller ignores managedBy, so the local operator would still "
+                             "run the pods; leave it unset or use ");
+    jg_buf_go_quote(&e->scratch, t->reserved_value, strlen(t->reserved_value));
+    if (e->scratch.oom) {
+        e->oom = true;
+        return;
+    }
+    jg_err_invalid_gostr(e, JG_R_TARGET_DELEGATION_UNSUPPORTED, t->managed_by_path, mb->s,
+                         e->scratch.data);
+}
+
+/* §10.1: a CRD target. Its own project's admission checks differ (docs/targets.md); jobguard
+ * applies Job's contract at the row's path. Values the stored object already has are not
+ * re-checked on UPDATE, as the API server ratchets CRD validation, so objects created before
+ * jobguard can still be updated (and their finalizers removed); immutability catches any change. */
+static void validate_target(const struct jg_request *req, const struct jg_policy *p,
+                            struct jg_errors *e) {
+    const struct jg_policy_target *t = req->row;
+    const char *field = t->managed_by_path;
+    const jg_opt_str *mb = &req->object.spec.managed_by, *old = &req->old_object.spec.managed_by;
+    bool update = req->operation == JG_OP_UPDATE;
+    if (update && jg_str_eq_lit(req->sub_resource, "status")) {
+        check_status_writers(req, p, t->kind, e);
+        return;
+    }
+    if (req->sub_resource.n) return;
+    bool changed = !update || !opt_str_eq(*mb, *old);
+    if (changed && mb->set && t->check_format) jg_check_managed_by(mb->s, field, e);
+    if (update && changed)
+        jg_err_invalid_jsonstr(e, JG_R_MANAGED_BY_IMMUTABLE, field, *mb, "field is immutable");
+    if (changed) check_delegation(mb, t, e);
+    check_nested(req, t, e);
+    if (changed) check_allowed_controllers(req, p, field, t->reserved_value, e);
 }
 
 /* Runs the rules in e->only (the caller has already removed the rules that are off). */
@@ -855,16 +994,18 @@ static void validate_only(const struct jg_request *req, const struct jg_config *
         for (int pass = 0; pass < (update ? 2 : 1); pass++)
             if (mb->set) jg_check_managed_by(mb->s, "spec.managedBy", e);
         if (update) check_managed_by_immutable(&req->object.spec, &req->old_object.spec, e);
-        check_allowed_controllers(req, p, "spec.managedBy", e);
+        check_allowed_controllers(req, p, "spec.managedBy", JG_JOB_CONTROLLER, e);
     } else if (req->target == JG_TARGET_JOB && update &&
                jg_str_eq_lit(req->sub_resource, "status")) {
         /* the API server authorizes before it validates: the 403 comes first (§11.3) */
-        check_status_writers(req, p, e);
+        check_status_writers(req, p, "Job", e);
         validate_status(req, cfg, on, e);
     } else if (req->target == JG_TARGET_CRONJOB && req->sub_resource.n == 0) {
         const jg_opt_str *mb = &req->object.spec.managed_by;
         if (mb->set) jg_check_managed_by(mb->s, "spec.jobTemplate.spec.managedBy", e);
-        check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", e);
+        check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", JG_JOB_CONTROLLER, e);
+    } else if (req->target == JG_TARGET_CRD && req->row) {
+        validate_target(req, p, e);
     }
 }
 

@@ -132,3 +132,35 @@ bool jg_target_builtin_replaced(const struct jg_policy *p, size_t i) {
     return i < jg_builtin_target_count &&
            policy_row(p, jg_builtin_targets[i].group, jg_builtin_targets[i].kind) != NULL;
 }
+
+static bool has_version(const struct jg_policy_target *t, jg_str version) {
+    for (size_t i = 0; i < t->versions.n; i++)
+        if (jg_str_eq_lit(version, t->versions.v[i])) return true;
+    return false;
+}
+
+/* by_kind: match `name` against the row's kind, else against its resource. */
+static bool row_matches(const struct jg_policy_target *t, jg_str group, jg_str name,
+                        bool by_kind) {
+    return jg_str_eq_lit(group, t->group) && jg_str_eq_lit(name, by_kind ? t->kind : t->resource);
+}
+
+const struct jg_policy_target *jg_target_route(const struct jg_policy *p, jg_str group,
+                                               jg_str version, jg_str name, bool by_kind) {
+    /* the batch kinds are the API server's own: always the built-in rows (policy.c refuses
+     * policy rows for them) */
+    const struct jg_policy_target *first = NULL;
+    for (size_t i = 0; p && i < p->n_targets; i++) {
+        const struct jg_policy_target *t = &p->targets[i];
+        if (!row_matches(t, group, name, by_kind)) continue;
+        if (has_version(t, version)) return t;
+        if (!first) first = t;
+    }
+    for (size_t i = 0; i < jg_builtin_target_count; i++) {
+        const struct jg_policy_target *t = &jg_builtin_targets[i];
+        if (!row_matches(t, group, name, by_kind) || jg_target_builtin_replaced(p, i)) continue;
+        if (has_version(t, version)) return t;
+        if (!first) first = t;
+    }
+    return first;
+}

@@ -40,6 +40,8 @@ static const char *type_text(enum jg_err_type t) {
         return "Duplicate value";
     case JG_ERR_NOT_SUPPORTED:
         return "Unsupported value";
+    case JG_ERR_FIELD_FORBIDDEN:
+        return "Forbidden";
     case JG_ERR_FORBIDDEN:
         return "";
     }
@@ -58,6 +60,8 @@ const char *jg_err_reason(enum jg_err_type t) {
         return "FieldValueDuplicate";
     case JG_ERR_NOT_SUPPORTED:
         return "FieldValueNotSupported";
+    case JG_ERR_FIELD_FORBIDDEN:
+        return "FieldValueForbidden";
     case JG_ERR_FORBIDDEN:
         return "Forbidden";
     }
@@ -289,6 +293,11 @@ void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_s
     finish(e, fe, e->scratch.data);
 }
 
+void jg_err_field_forbidden(struct jg_errors *e, int rule, const char *field, const char *detail) {
+    struct jg_field_error *fe = begin(e, rule, JG_ERR_FIELD_FORBIDDEN, field);
+    if (fe) finish(e, fe, detail);
+}
+
 void jg_err_forbidden(struct jg_errors *e, int rule, const char *reason) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_FORBIDDEN, "");
     if (!fe) return;
@@ -308,7 +317,8 @@ size_t jg_errors_find_forbidden(const struct jg_errors *e) {
 void jg_render_forbidden(const struct jg_errors *e, size_t i, const char *resource,
                          const char *group, jg_str name, jg_buf *out) {
     jg_str body = jg_err_body(e, i);
-    jg_buf_printf(out, "%s.%s ", resource, group);
+    /* schema.GroupResource.String(): the resource alone for the core group */
+    jg_buf_printf(out, "%s%s%s ", resource, group[0] ? "." : "", group);
     jg_buf_go_quote(out, name.p, name.n);
     jg_buf_puts(out, " is forbidden: ");
     jg_buf_put(out, body.p, body.n);
@@ -403,8 +413,10 @@ static bool *duplicates(const struct jg_errors *e, jg_buf *out) {
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out) {
     jg_buf_puts(out, kind);
-    jg_buf_putc(out, '.');
-    jg_buf_puts(out, group);
+    if (group[0]) { /* schema.GroupKind.String(): the kind alone for the core group */
+        jg_buf_putc(out, '.');
+        jg_buf_puts(out, group);
+    }
     jg_buf_putc(out, ' ');
     jg_buf_go_quote(out, name.p, name.n);
     jg_buf_puts(out, " is invalid");

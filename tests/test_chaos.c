@@ -347,7 +347,7 @@ static enum jg_verdict run_objects(const void *input, const struct jg_config *cf
     jg_review r;
     jg_decode_error err;
     enum jg_decode_status st = jg_decode_objects(in->old_json, in->old_len, in->new_json,
-                                                 in->new_len, in->sub_resource, &r, &err);
+                                                 in->new_len, in->sub_resource, NULL, &r, &err);
     enum jg_verdict v;
     if (st == JG_DECODE_OK) {
         v = jg_admit_review(&r, cfg, response, o);

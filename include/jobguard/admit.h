@@ -27,7 +27,7 @@ struct jg_outcome {
     char operation[16];    /* "CREATE", ... ; "" when undecodable */
     char resource[64];     /* request.resource.resource, e.g. "jobs" */
     char sub_resource[32]; /* "" or "status" */
-    char kind[16];         /* "Job" or "CronJob" (the target; "Job" for other resources) */
+    char kind[64]; /* the target's kind: "Job", "CronJob", "JobSet", ... ("Job" for others) */
     uint64_t rules;        /* bit (1 << enum jg_rule_id) for every deny-mode rule that fired */
     uint64_t rules_warn;   /* ... every warn-mode rule that fired */
     uint64_t rules_audit;  /* ... every audit-mode rule that fired */

@@ -31,11 +31,28 @@ typedef struct jg_decode_error {
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
                                        jg_decode_error *err);
 
+struct jg_policy;
+
+/* The same, with the policy whose target rows route CRD requests (NULL: the built-in rows). The
+ * request's objects are decoded only for a target (a row of the table); `jg_decode_review` is
+ * this with no policy. */
+enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
+                                              const struct jg_policy *policy, jg_review *out,
+                                              jg_decode_error *err);
+
+struct jg_decode_objects_opts {
+    const struct jg_policy *policy; /* target rows (NULL: built-in only) */
+    const char *kind;     /* "Kind" or "Kind.group": which target, when the object cannot say */
+    const char *resource; /* "plural" or "plural.group": the same by resource (wins over kind) */
+};
+
 /* Builds a review from raw objects (what `jobguard check --old/--new` has): `new_json` alone is a
- * CREATE; with `old_json` an UPDATE of `sub_resource` ("" or "status"). The target (Job or
- * CronJob) comes from the new object's kind (Job when absent). */
+ * CREATE; with `old_json` an UPDATE of `sub_resource` ("" or "status"). The target comes from
+ * opts->resource or opts->kind, else from the new object's apiVersion and kind (batch/v1 Job when
+ * it has neither); a kind that is no target is refused with the reason. `opts` may be NULL. */
 enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, const char *new_json,
-                                        size_t new_len, const char *sub_resource, jg_review *out,
+                                        size_t new_len, const char *sub_resource,
+                                        const struct jg_decode_objects_opts *opts, jg_review *out,
                                         jg_decode_error *err);
 
 void jg_review_free(jg_review *r);

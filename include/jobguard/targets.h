@@ -17,4 +17,13 @@ const struct jg_policy_target *jg_target_find(const struct jg_policy *p, const c
 /* True when p has a row replacing built-in row i. */
 bool jg_target_builtin_replaced(const struct jg_policy *p, size_t i);
 
+/* The row deciding a request for `name` of `group` at `version` under p (NULL p = built-ins
+ * only): `name` is a resource (plural) or, with by_kind, a kind. Policy rows come first, then the
+ * built-in rows they do not replace; among the matching rows the first that lists `version`, else
+ * the first match (a version the row does not list is still that kind: the webhook registration
+ * decides which versions are sent). MPIJob's two built-in rows differ by version. NULL when no row
+ * names it. */
+const struct jg_policy_target *jg_target_route(const struct jg_policy *p, jg_str group,
+                                               jg_str version, jg_str name, bool by_kind);
+
 #endif

@@ -13,6 +13,7 @@ enum jg_err_type {
     JG_ERR_TOO_LONG,  /* "Too long", FieldValueTooLong */
     JG_ERR_DUPLICATE, /* "Duplicate value", FieldValueDuplicate */
     JG_ERR_NOT_SUPPORTED, /* "Unsupported value", FieldValueNotSupported */
+    JG_ERR_FIELD_FORBIDDEN, /* field.Forbidden: "Forbidden: <detail>", FieldValueForbidden */
     /* Not a field error: the request is refused with 403 Forbidden (errors.NewForbidden). The
      * field is empty and the body is the reason alone, e.g. `User "u" cannot update ...`. */
     JG_ERR_FORBIDDEN,
@@ -81,6 +82,9 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
  * apimachinery renders an empty list. The list is cut at JG_MAX_VALUE_BYTES like a detail. */
 void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
                           const jg_str *valid, size_t n);
+/* field.Forbidden(field, detail): `<field>: Forbidden: <detail>` (a 422 cause, unlike the
+ * request-level Forbidden below). */
+void jg_err_field_forbidden(struct jg_errors *e, int rule, const char *field, const char *detail);
 /* A request-level Forbidden (403): `reason` is what follows `<resource>.<group> "<name>" is
  * forbidden: ` in the status message (jg_render_forbidden). */
 void jg_err_forbidden(struct jg_errors *e, int rule, const char *reason);

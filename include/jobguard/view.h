@@ -69,16 +69,34 @@ struct jg_job_status {
     jg_str_list uncounted_succeeded, uncounted_failed;
 };
 
+/* One nested managedBy copy of a CRD target object (docs/targets.md): the value at one of the
+ * row's nested paths, for one list element when the path has [*]. Only copies that are present
+ * and not null are listed, in document order. */
+struct jg_nested_value {
+    unsigned which;   /* index into the row's nested[] */
+    jg_str field; /* the path with element indexes, NUL-terminated:
+                   * spec.replicatedJobs[0].template.spec.managedBy */
+    jg_str value;
+};
+
 struct jg_job {
     bool present;
     jg_str name; /* metadata.name */
+    /* Job and CronJob: as named. CRD target: only spec.managed_by, read at the row's
+     * managedByPath. */
     struct jg_job_spec spec;
     struct jg_job_status status;
+    struct jg_nested_value *nested; /* CRD target only: the nested copies (decoder-owned) */
+    size_t n_nested;
 };
 
 enum jg_api_version { JG_API_V1, JG_API_V1BETA1 };
 enum jg_operation { JG_OP_CREATE, JG_OP_UPDATE, JG_OP_DELETE, JG_OP_CONNECT };
-enum jg_target { JG_TARGET_OTHER, JG_TARGET_JOB, JG_TARGET_CRONJOB };
+/* OTHER: not a target (allowed untouched); CRD: a row of the target table other than batch/v1
+ * Job and CronJob (jg_request.row says which). */
+enum jg_target { JG_TARGET_OTHER, JG_TARGET_JOB, JG_TARGET_CRONJOB, JG_TARGET_CRD };
+
+struct jg_policy_target; /* policy.h: one row of the target table */
 
 struct jg_request {
     enum jg_api_version api_version;
@@ -86,11 +104,15 @@ struct jg_request {
     enum jg_operation operation;
     jg_str group, version, resource, sub_resource; /* request.resource, request.subResource */
     enum jg_target target;
+    /* The target row deciding the request: the built-in Job or CronJob row, or a CRD row (a
+     * policy row or a built-in one); NULL for JG_TARGET_OTHER. Owned by the target table or the
+     * policy snapshot the request was decoded with. */
+    const struct jg_policy_target *row;
     jg_str name, namespace_, username;
     jg_str_list groups; /* request.userInfo.groups */
     bool dry_run;
-    struct jg_job object;     /* decoded only for Job/CronJob CREATE/UPDATE */
-    struct jg_job old_object; /* decoded only for Job/CronJob UPDATE */
+    struct jg_job object;     /* decoded only for target CREATE/UPDATE */
+    struct jg_job old_object; /* decoded only for target UPDATE */
 };
 
 const char *jg_operation_name(enum jg_operation op);
