@@ -38,13 +38,21 @@ int jg_cmd_rules(int argc, char **argv) {
                r->field, r->when, r->message);
     }
     /* a policy file's row with the same group and kind replaces one (docs/policy.md) */
-    printf("Targets (built-in; 'jobguard policy show FILE' prints them with a policy's rows).\n"
-           "Only the batch/v1 Job and CronJob rows are checked today; the CRD rows are the table\n"
-           "the next release checks (docs/targets.md):\n");
+    printf("Targets (built-in; 'jobguard policy show FILE' prints them with a policy's rows;\n"
+           "docs/targets.md). batch/v1 Job and CronJob get the API server's own rules; every\n"
+           "other row gets the CRD checks (docs/rules.md §10):\n");
     for (size_t i = 0; i < jg_builtin_target_count; i++) {
         const struct jg_policy_target *t = &jg_builtin_targets[i];
         printf("  %s/%s %s (%s)\n    managedBy:      %s\n    reserved value: %s\n", t->group,
                t->versions.v[0], t->kind, t->resource, t->managed_by_path, t->reserved_value);
+        for (size_t v = 1; v < t->versions.n; v++)
+            printf("    also served as: %s/%s\n", t->group, t->versions.v[v]);
+        for (size_t k = 0; k < t->n_nested; k++)
+            printf("    nested copy:    %s (%s)\n", t->nested[k].path,
+                   t->nested[k].reserved_value[0] ? t->nested[k].reserved_value : "must be absent");
+        if (!t->check_format) printf("    format check:   off (free-form values)\n");
+        if (!t->delegation_supported)
+            printf("    delegation:     unsupported (its controller ignores managedBy)\n");
     }
     return 0;
 }

@@ -69,10 +69,10 @@ static const char full[] =
     "\"PipelineRun\",\n"
     "     \"resource\": \"pipelineruns\", \"managedByPath\": \"spec.managedBy\",\n"
     "     \"reservedValue\": \"tekton.dev/pipeline\", \"checkFormat\": false},\n"
-    "    {\"group\": \"batch\", \"versions\": [\"v1\"], \"kind\": \"Job\", \"resource\": "
-    "\"jobs\",\n"
+    "    {\"group\": \"ray.io\", \"versions\": [\"v1\"], \"kind\": \"RayCluster\", "
+    "\"resource\": \"rayclusters\",\n"
     "     \"managedByPath\": \"spec.managedBy\", \"reservedValue\": "
-    "\"kubernetes.io/job-controller\",\n"
+    "\"ray.io/kuberay-operator\",\n"
     "     \"checkFormat\": false}\n"
     "  ],\n"
     "  \"controllers\": [\n"
@@ -135,11 +135,18 @@ START_TEST(full_file) {
     ck_assert_uint_eq(p->mode[JG_R_MANAGED_BY_LENGTH], JG_MODE_AUDIT); /* "*" */
     ck_assert_uint_eq(p->mode[JG_R_SCM_AFTER_COMPLETE], JG_MODE_AUDIT);
 
-    /* the file's Job row replaces the built-in one; CronJob stays built-in */
-    ck_assert_ptr_eq(jg_target_find(p, "batch", "Job"), &p->targets[3]);
+    /* the file's RayCluster row replaces the built-in one; Job and CronJob stay built-in */
+    ck_assert_ptr_eq(jg_target_find(p, "ray.io", "RayCluster"), &p->targets[3]);
+    ck_assert_ptr_eq(jg_target_find(p, "batch", "Job"), &jg_builtin_targets[0]);
     ck_assert_ptr_eq(jg_target_find(p, "batch", "CronJob"), &jg_builtin_targets[1]);
-    ck_assert(jg_target_builtin_replaced(p, 0));
+    ck_assert(!jg_target_builtin_replaced(p, 0));
     ck_assert(!jg_target_builtin_replaced(p, 1));
+    for (size_t i = 0; i < jg_builtin_target_count; i++)
+        ck_assert(jg_target_builtin_replaced(p, i) ==
+                  (strcmp(jg_builtin_targets[i].kind, "RayCluster") == 0 ||
+                   strcmp(jg_builtin_targets[i].kind, "JobSet") == 0 ||
+                   strcmp(jg_builtin_targets[i].kind, "JAXJob") == 0 ||
+                   strcmp(jg_builtin_targets[i].kind, "PipelineRun") == 0));
     ck_assert_ptr_eq(jg_target_find(p, "jobset.x-k8s.io", "JobSet"), &p->targets[0]);
     ck_assert_ptr_null(jg_target_find(p, "batch", "Pod"));
     jg_policy_free(p);

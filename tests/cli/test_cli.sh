@@ -71,7 +71,27 @@ expect_grep "wrong type names the field" "$tmp/err" "old object.status.active: m
 expect_rc "rules" 0 "$bin" rules
 expect_grep "rules lists an upstream option" "$tmp/out" "RejectMutatingCompletionTime"
 n=$(grep -c '^  field:' "$tmp/out")
-if [ "$n" = 37 ]; then ok "rules prints 37 rules"; else bad "rules prints $n rules, want 37"; fi
+if [ "$n" = 39 ]; then ok "rules prints 39 rules"; else bad "rules prints $n rules, want 39"; fi
+expect_grep "rules lists the nested-copy rule" "$tmp/out" "Target-NestedManagedBy"
+expect_grep "rules lists the delegation rule" "$tmp/out" "Target-DelegationUnsupported"
+expect_grep "rules shows JobSet's nested path" "$tmp/out" "    nested copy:    spec.replicatedJobs[*].template.spec.managedBy (kubernetes.io/job-controller)"
+expect_grep "rules says JAXJob ignores the field" "$tmp/out" "    delegation:     unsupported (its controller ignores managedBy)"
+
+# --- check --new/--old on CRD targets: the object's apiVersion and kind, or --kind/--resource ---
+printf '{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"pt","namespace":"ml"},"spec":{"runPolicy":{"managedBy":"kueue.x-k8s.io/multikueue"}}}' >"$tmp/pt-old.json"
+printf '{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"pt","namespace":"ml"},"spec":{"runPolicy":{}}}' >"$tmp/pt-new.json"
+expect_rc "CRD CREATE from the object's apiVersion and kind" 0 "$bin" check --new "$tmp/pt-old.json"
+expect_rc "CRD UPDATE removing managedBy is denied" 1 "$bin" check --explain --old "$tmp/pt-old.json" --new "$tmp/pt-new.json"
+expect_grep "kubectl's line in the kind's own words" "$tmp/err" 'The PyTorchJob "pt" is invalid: spec.runPolicy.managedBy: Invalid value: null: field is immutable'
+expect_grep "message names kind and group" "$tmp/out" '"message":"PyTorchJob.kubeflow.org \"pt\" is invalid: spec.runPolicy.managedBy: Invalid value: null: field is immutable"'
+printf '{"metadata":{"name":"jx"},"spec":{"runPolicy":{"managedBy":"kueue.x-k8s.io/multikueue"}}}' >"$tmp/jax.json"
+expect_rc "--kind KIND.GROUP names the target" 1 "$bin" check --kind JAXJob.kubeflow.org --new "$tmp/jax.json"
+expect_grep "JAXJob delegation refused" "$tmp/out" "the local operator would still run the pods"
+expect_rc "--resource RES.GROUP names the target" 1 "$bin" check --resource jaxjobs.kubeflow.org --new "$tmp/jax.json"
+expect_grep "same answer by resource" "$tmp/out" "the local operator would still run the pods"
+expect_rc "an unknown kind is refused" 2 "$bin" check --kind Widget.example.com --new "$tmp/jax.json"
+expect_grep "the refusal names kind and group" "$tmp/err" 'new object: kind Widget of group "example.com" is not a target'
+expect_rc "--kind needs --new" 2 "$bin" check --kind JobSet "$tmp/jax.json"
 expect_rc "rules --markdown" 0 "$bin" rules --markdown
 expect_grep "markdown table" "$tmp/out" "| 1 | \`ALWAYS-ManagedByFormat\`"
 expect_rc "--version" 0 "$bin" --version

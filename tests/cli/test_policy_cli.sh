@@ -10,8 +10,9 @@ json_get() { # file python-expression-on-d
 cat >"$tmp/policy.json" <<'J'
 {
   "targets": [
-    {"group": "batch", "versions": ["v1"], "kind": "Job", "resource": "jobs",
-     "managedByPath": "spec.managedBy", "reservedValue": "kubernetes.io/job-controller"}
+    {"group": "workload.codeflare.dev", "versions": ["v1beta2"], "kind": "AppWrapper",
+     "resource": "appwrappers", "managedByPath": "spec.managedBy",
+     "reservedValue": "workload.codeflare.dev/appwrapper-controller", "checkFormat": false}
   ],
   "controllers": [{"name": "kueue.x-k8s.io/multikueue", "namespaces": ["team-*"]}],
   "allowUnlistedControllers": false,
@@ -63,9 +64,12 @@ expect_eq "defaults: every mode deny" "$(json_get "$tmp/defaults.json" 'sorted(s
 expect_rc "policy show FILE" 0 "$bin" policy show "$tmp/policy.json"
 cp "$tmp/out" "$tmp/show.json"
 expect_eq "show: sha256" "$(json_get "$tmp/show.json" 'd["sha256"]')" "$sha"
-expect_eq "show: Job row replaced, CronJob built-in" "$(json_get "$tmp/show.json" '[(t["kind"],t["source"]) for t in d["targets"] if t["group"] == "batch"]')" \
-    "[('CronJob', 'built-in'), ('Job', 'policy (replaces built-in)')]"
-expect_eq "show: the 16 CRD rows stay built-in" "$(json_get "$tmp/show.json" 'len([t for t in d["targets"] if t["source"] == "built-in" and t["group"] != "batch"])')" "16"
+expect_eq "show: AppWrapper row replaced, Job and CronJob built-in" "$(json_get "$tmp/show.json" '[(t["kind"],t["source"],t["checkFormat"]) for t in d["targets"] if t["kind"] in ("Job","CronJob","AppWrapper")]')" \
+    "[('Job', 'built-in', True), ('CronJob', 'built-in', True), ('AppWrapper', 'policy (replaces built-in)', False)]"
+expect_eq "show: the other 15 CRD rows stay built-in" "$(json_get "$tmp/show.json" 'len([t for t in d["targets"] if t["source"] == "built-in" and t["group"] != "batch"])')" "15"
+printf '{"targets": [{"group": "batch", "versions": ["v1"], "kind": "Job", "resource": "jobs", "managedByPath": "spec.managedBy", "reservedValue": "kubernetes.io/job-controller"}]}' >"$tmp/batch.json"
+expect_rc "a batch Job row is refused" 2 "$bin" policy check "$tmp/batch.json"
+expect_grep "refusal says why" "$tmp/err" "targets[0].kind: batch Job is the API server's own kind: its rules are Kubernetes' and its row cannot be replaced"
 expect_eq "show: controller" "$(json_get "$tmp/show.json" 'd["controllers"]')" "[{'name': 'kueue.x-k8s.io/multikueue', 'namespaces': ['team-*']}]"
 expect_eq "show: mode override" "$(json_get "$tmp/show.json" 'd["modes"]["ALWAYS-ManagedByImmutable"]+","+d["modes"]["ALWAYS-ManagedByFormat"]')" "off,deny"
 expect_rc "policy show invalid" 2 "$bin" policy show "$tmp/bad.json"
