@@ -99,14 +99,14 @@ function valueArgs(o) {
 
 /**
  * Render the chart with `helm template`. o: {values, set: [..], name, namespace, upgrade,
- * lookup: [objects in the cluster], kubeVersion, chart}. With o.lookup the render goes to the
+ * lookup: [objects in the cluster], kubeVersion, chart, extraArgs: [..]}. With o.lookup the render goes to the
  * stand-in API server, so the chart's lookup finds those objects. Returns {ok, docs, err, out}.
  */
 function render(o = {}) {
   const kube = o.kubeVersion ?? '1.30.0';
   const r = helm(['template', o.name ?? 'jobguard', o.chart ?? opt.chart, '--namespace', o.namespace ?? 'default',
     '--kube-version', kube, ...(o.upgrade ? ['--is-upgrade'] : []),
-    ...(o.lookup ? ['--dry-run=server', '--disable-openapi-validation'] : []), ...valueArgs(o)], { cluster: o.lookup });
+    ...(o.lookup ? ['--dry-run=server', '--disable-openapi-validation'] : []), ...(o.extraArgs || []), ...valueArgs(o)], { cluster: o.lookup });
   if (r.status !== 0) return { ok: false, err: r.stderr || r.stdout || `exit ${r.status}` };
   let docs;
   try {
@@ -147,6 +147,12 @@ const selects = (selector, labels) => !!selector && Object.keys(selector).length
 const mainContainer = (dep) => dep?.spec?.template?.spec?.containers?.find((c) => c.name === 'jobguard');
 const webhookDoc = (docs) => one(docs, 'ValidatingWebhookConfiguration');
 const wh = (docs, name) => webhookDoc(docs)?.webhooks?.find((w) => w.name === name);
+// The API server's check of webhook names: unique, a DNS subdomain of at least three labels.
+const webhookNamesOk = (vwc) => {
+  const names = (vwc?.webhooks || []).map((w) => w.name);
+  return names.length > 0 && new Set(names).size === names.length && names.every((n) => n.length <= 253 &&
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?){2,}$/.test(n));
+};
 const STATUS_EXPR = "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'";
 
 function x509(pem) {
@@ -278,6 +284,7 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   c('one ValidatingWebhookConfiguration', !!vwc);
   if (!vwc) return;
   c('VWC is cluster-scoped (no namespace)', !vwc.metadata.namespace);
+  c('webhook names are unique, fully qualified DNS names', webhookNamesOk(vwc), JSON.stringify(vwc.webhooks.map((w) => w.name)));
   const w1 = wh(docs, 'jobs.jobguard.io');
   const w2 = wh(docs, 'jobs-status.jobguard.io');
   c('webhooks jobs.jobguard.io and jobs-status.jobguard.io first', vwc.webhooks[0]?.name === 'jobs.jobguard.io' && !!w1 && !!w2,
@@ -393,6 +400,7 @@ function scenarios(ctx) {
       docs.every((d) => !['NetworkPolicy', 'ServiceMonitor', 'Certificate', 'Issuer'].includes(d.kind)));
   }
   // CRD targets: one admission webhook, one status webhook per kind with its own managedBy path.
+  // All 15 built-in kinds are on by default; targets.<key>.enabled: false leaves one out.
   const TARGETS = {
     jobset: ['jobset.x-k8s.io', ['v1alpha2'], 'jobsets', 'spec.managedBy', ['jobset.sigs.k8s.io/jobset-controller']],
     trainjob: ['trainer.kubeflow.org', ['v1alpha1'], 'trainjobs', 'spec.managedBy', ['trainer.kubeflow.org/trainjob-controller']],
@@ -410,44 +418,149 @@ function scenarios(ctx) {
     pipelinerun: ['tekton.dev', ['v1', 'v1beta1'], 'pipelineruns', 'spec.managedBy', ['tekton.dev/pipeline']],
     taskrun: ['tekton.dev', ['v1', 'v1beta1'], 'taskruns', 'spec.managedBy', ['tekton.dev/pipeline']],
   };
+  const allTargets = (enabled) => Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: typeof enabled === 'function' ? enabled(k) : enabled }]));
   const targetExpr = (path, reserved) => {
     const parts = path.split('.'); const has = []; let acc = 'object';
     for (const p of parts) { has.push(`has(${acc}.${p})`); acc += '.' + p; }
     return `${has.join(' && ')} && !(${acc} in [${reserved.map((r) => `'${r}'`).join(', ')}])`;
   };
-  const checkTargets = (label, docs, on) => {
+  // on: {key: true}, or 'replaced' (a policy row supplies the data: checked on its own);
+  // extra: resources of the policy's rows, also on the targets webhook
+  const checkTargets = (label, docs, on, extra = []) => {
     const v = one(docs, 'ValidatingWebhookConfiguration');
     const tw = v?.webhooks?.find((w) => w.name === 'targets.jobguard.io');
-    const names = Object.keys(on).filter((k) => on[k]);
-    if (!names.length) { c(`${label}: no targets webhook`, !tw); }
+    const names = Object.keys(on).filter((k) => on[k] === true);
+    if (!names.length && !extra.length) { c(`${label}: no targets webhook`, !tw); }
     else {
-      c(`${label}: targets webhook rules = enabled kinds`, !!tw && eq(sorted(tw.rules.map((r) => r.resources[0])), sorted(names.map((n) => TARGETS[n][2]))));
+      c(`${label}: targets webhook rules = enabled kinds`, !!tw && eq(sorted(tw.rules.map((r) => r.resources[0])), sorted([...names.map((n) => TARGETS[n][2]), ...extra])),
+        JSON.stringify(tw?.rules?.map((r) => r.resources)));
       for (const n of names) {
         const [g, vers, res] = TARGETS[n];
-        const r = tw?.rules.find((x) => x.resources[0] === res);
-        c(`${label}: ${n} rule group/versions/ops`, !!r && eq(r.apiGroups, [g]) && eq(r.apiVersions, vers) && eq(r.operations, ['CREATE', 'UPDATE']) && r.scope === 'Namespaced');
+        const r = tw?.rules.filter((x) => x.resources[0] === res);
+        c(`${label}: ${n} rule group/versions/ops`, r?.length === 1 && eq(r[0].apiGroups, [g]) && eq(r[0].apiVersions, vers) && eq(r[0].operations, ['CREATE', 'UPDATE']) && r[0].scope === 'Namespaced');
       }
       c(`${label}: targets webhook failurePolicy Fail`, tw?.failurePolicy === 'Fail');
     }
     for (const n of Object.keys(TARGETS)) {
       const [g, vers, res, path, reserved] = TARGETS[n];
-      const sw = v?.webhooks?.find((w) => w.name === `${n}-status.jobguard.io`);
+      const sws = (v?.webhooks || []).filter((w) => w.name === `${n}-status.jobguard.io`);
+      const sw = sws[0];
+      if (on[n] === 'replaced') continue;
       if (!on[n]) { c(`${label}: ${n} status webhook absent`, !sw); continue; }
-      c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, !!sw && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
+      c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, sws.length === 1 && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
       c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions, [{ name: 'external-managed-by', expression: targetExpr(path, reserved) }]), JSON.stringify(sw?.matchConditions));
       c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
     }
   };
-  if (def) checkTargets('default (targets off)', def.docs, {});
-  const all = renderOk(ctx, 'targets all on', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: true }])) } });
-  if (all) checkTargets('targets all on', all.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
-  const someOff = { jobset: true, mpijob: true };
-  const partial = renderOk(ctx, 'targets partial', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: !!someOff[k] }])) } });
-  if (partial) checkTargets('targets partial', partial.docs, someOff);
-  const none = renderOk(ctx, 'targets none', { values: { targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: false }])) } });
-  if (none) checkTargets('targets none', none.docs, {});
+  if (def) {
+    checkTargets('default', def.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
+    c('default: webhooks are jobs, jobs-status, targets and the 15 <kind>-status webhooks', eq(webhookDoc(def.docs)?.webhooks?.map((w) => w.name),
+      ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io', ...sorted(Object.keys(TARGETS)).map((k) => `${k}-status.jobguard.io`)]),
+    JSON.stringify(webhookDoc(def.docs)?.webhooks?.map((w) => w.name)));
+  }
+  // Toggling one kind off removes its rule and its status webhook and nothing else.
+  const oneOff = renderOk(ctx, 'targets jaxjob off', { set: ['targets.jaxjob.enabled=false'] });
+  if (oneOff) {
+    checkTargets('targets jaxjob off', oneOff.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, k !== 'jaxjob'])));
+    if (def) {
+      const strip = (docs) => JSON.parse(JSON.stringify(webhookDoc(docs)?.webhooks || [], (k, x) => (k === 'caBundle' ? undefined : x)));
+      const want = strip(def.docs).filter((w) => w.name !== 'jaxjob-status.jobguard.io');
+      const t = want.find((w) => w.name === 'targets.jobguard.io');
+      if (t) t.rules = t.rules.filter((r) => !eq(r.resources, ['jaxjobs']));
+      c('targets jaxjob off: the default webhooks less exactly the jaxjobs rule and jaxjob-status.jobguard.io', eq(strip(oneOff.docs), want));
+    }
+  }
+  const someOn = { jobset: true, mpijob: true };
+  const partial = renderOk(ctx, 'targets partial', { values: { targets: allTargets((k) => !!someOn[k]) } });
+  if (partial) checkTargets('targets partial', partial.docs, someOn);
+  const none = renderOk(ctx, 'targets none', { values: { targets: allTargets(false) } });
+  if (none) {
+    checkTargets('targets none', none.docs, {});
+    c('targets none: only jobs.jobguard.io and jobs-status.jobguard.io', eq(webhookDoc(none.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io']));
+  }
   renderFails(ctx, 'targets bad enabled type', { values: { targets: { jobset: { enabled: 'yes' } } } }, /enabled/);
   renderFails(ctx, 'targets unknown kind', { values: { targets: { cronjob: { enabled: true } } } }, /cronjob|additional/i);
+
+  // The policy file's own target rows (POLICY.targets): a row for a built-in kind replaces that
+  // kind's data under its name (JAXJob, MPIJob); the others get rules and a status webhook named
+  // <resource>.<group>.status.jobguard.io (Widget) or <resource>.status.jobguard.io (Gadget, core).
+  const pt = renderOk(ctx, 'policy targets', { values: { policy: POLICY } });
+  if (pt) {
+    const v = webhookDoc(pt.docs);
+    c('policy targets: webhook names are unique, fully qualified DNS names', webhookNamesOk(v), JSON.stringify(v?.webhooks?.map((w) => w.name)));
+    const tw = wh(pt.docs, 'targets.jobguard.io');
+    const rules = (res) => (tw?.rules || []).filter((r) => eq(r.resources, [res]));
+    const status = (name) => (v?.webhooks || []).filter((w) => w.name === name);
+    checkTargets('policy targets', pt.docs, { ...Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])), mpijob: 'replaced' }, ['mpijobs', 'widgets', 'gadgets']);
+    c('policy targets: webhook names are the default ones plus widgets.example.com.status.jobguard.io and gadgets.status.jobguard.io',
+      eq(v?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io',
+        ...sorted(Object.keys(TARGETS)).map((k) => `${k}-status.jobguard.io`), 'widgets.example.com.status.jobguard.io', 'gadgets.status.jobguard.io']),
+      JSON.stringify(v?.webhooks?.map((w) => w.name)));
+    c('policy targets: the JAXJob row replacing the built-in gives one jaxjobs rule and one jaxjob-status webhook',
+      rules('jaxjobs').length === 1 && status('jaxjob-status.jobguard.io').length === 1 &&
+      !(v?.webhooks || []).some((w) => w.name !== 'jaxjob-status.jobguard.io' && w.rules.some((r) => eq(r.resources, ['jaxjobs/status']))));
+    const mpi = status('mpijob-status.jobguard.io');
+    c('policy targets: the MPIJob row replaces the built-in data (v2beta1, kubeflow.org/mpi-operator only)',
+      rules('mpijobs').length === 1 && eq(rules('mpijobs')[0].apiVersions, ['v2beta1']) && mpi.length === 1 &&
+      eq(mpi[0].rules, [{ apiGroups: ['kubeflow.org'], apiVersions: ['v2beta1'], operations: ['UPDATE'], resources: ['mpijobs/status'], scope: 'Namespaced' }]) &&
+      eq(mpi[0].matchConditions, [{ name: 'external-managed-by', expression: targetExpr('spec.runPolicy.managedBy', ['kubeflow.org/mpi-operator']) }]),
+    JSON.stringify([rules('mpijobs'), mpi]));
+    c('policy targets: widgets rule on targets.jobguard.io (example.com v1, v1beta1, CREATE/UPDATE)', rules('widgets').length === 1 &&
+      eq(rules('widgets')[0], { apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['widgets'], scope: 'Namespaced' }),
+    JSON.stringify(rules('widgets')));
+    const wsw = status('widgets.example.com.status.jobguard.io');
+    c('policy targets: widgets.example.com.status.jobguard.io: widgets/status UPDATE, matchCondition on spec.control.managedBy, Ignore',
+      wsw.length === 1 && eq(wsw[0].rules, [{ apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['UPDATE'], resources: ['widgets/status'], scope: 'Namespaced' }]) &&
+      eq(wsw[0].matchConditions, [{ name: 'external-managed-by', expression: "has(object.spec) && has(object.spec.control) && has(object.spec.control.managedBy) && !(object.spec.control.managedBy in ['example.com/widget-controller'])" }]) &&
+      wsw[0].failurePolicy === 'Ignore' && wsw[0].sideEffects === 'None' && wsw[0].timeoutSeconds === 5 &&
+      eq(wsw[0].namespaceSelector, wh(pt.docs, 'jobs-status.jobguard.io')?.namespaceSelector), JSON.stringify(wsw));
+    const gsw = status('gadgets.status.jobguard.io');
+    c('policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value',
+      rules('gadgets').length === 1 && eq(rules('gadgets')[0].apiGroups, ['']) && gsw.length === 1 &&
+      eq(gsw[0].rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['gadgets/status'], scope: 'Namespaced' }]) &&
+      eq(gsw[0].matchConditions, [{ name: 'external-managed-by', expression:
+        "has(object.spec) && 'managed-by' in object.spec && 'namespace' in object.spec['managed-by'] && !(object.spec['managed-by']['namespace'] in ['acme\\'s \\\\ runner'])" }]),
+    JSON.stringify([rules('gadgets'), gsw?.[0]?.matchConditions]));
+  }
+  // A kind's enabled toggle still decides when the policy replaces its data; the policy's own kinds
+  // render without any built-in kind.
+  const ptOff = renderOk(ctx, 'policy targets, built-in kinds off', { values: { policy: POLICY, targets: allTargets(false) } });
+  if (ptOff) {
+    checkTargets('policy targets, built-in kinds off', ptOff.docs, {}, ['widgets', 'gadgets']);
+    c('policy targets, built-in kinds off: webhooks are jobs, jobs-status, targets, widgets and gadgets status',
+      eq(webhookDoc(ptOff.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io',
+        'widgets.example.com.status.jobguard.io', 'gadgets.status.jobguard.io']));
+  }
+  const ptNoStatus = renderOk(ctx, 'policy targets, status webhook disabled', { values: { policy: POLICY, webhook: { status: { enabled: false } } } });
+  if (ptNoStatus) c('policy targets, status webhook disabled: only jobs.jobguard.io and targets.jobguard.io (with the policy rules)',
+    eq(webhookDoc(ptNoStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']) &&
+    wh(ptNoStatus.docs, 'targets.jobguard.io').rules.some((r) => eq(r.resources, ['widgets'])));
+  const policyTarget = (t) => ({ group: 'example.com', versions: ['v1'], kind: 'Widget', resource: 'widgets', managedByPath: 'spec.managedBy', reservedValue: 'example.com/widget-controller', ...t });
+  const batchRow = renderOk(ctx, 'policy row for batch Job', { values: { policy: { targets: [policyTarget({ group: 'batch', kind: 'Job', resource: 'jobs', reservedValue: 'kubernetes.io/job-controller' })] } } });
+  if (batchRow) c('policy row for batch Job: left to the jobs webhooks (no batch rule on targets.jobguard.io, no extra webhook)',
+    eq(webhookDoc(batchRow.docs)?.webhooks?.map((w) => w.name), webhookDoc(def?.docs ?? batchRow.docs)?.webhooks?.map((w) => w.name)) &&
+    !wh(batchRow.docs, 'targets.jobguard.io')?.rules?.some((r) => r.apiGroups.includes('batch')));
+  const longGroup = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(25), 'example.com'].join('.'); // 229 bytes: widgets.<group>.status.jobguard.io would be 256
+  const lg = renderOk(ctx, 'policy target with a 229-byte group', { values: { policy: { targets: [policyTarget({ group: longGroup })] } } });
+  if (lg) {
+    const want = `widgets.${crypto.createHash('sha256').update(longGroup).digest('hex').slice(0, 16)}.status.jobguard.io`;
+    c('policy target with a 229-byte group: status webhook named with the sha256 of the group', webhookNamesOk(webhookDoc(lg.docs)) && !!wh(lg.docs, want) &&
+      eq(wh(lg.docs, want).rules[0].apiGroups, [longGroup]), JSON.stringify(webhookDoc(lg.docs)?.webhooks?.map((w) => w.name).slice(-1)));
+  }
+  renderFails(ctx, 'policy target for a resource a built-in kind sends fails', { values: { policy: { targets: [policyTarget({ group: 'kubeflow.org', kind: 'MPIJobV3', resource: 'mpijobs' })] } } },
+    /resource "mpijobs" of group "kubeflow.org" is already sent by targets\.mpijob/);
+  renderFails(ctx, 'policy target for batch jobs of another kind fails', { values: { policy: { targets: [policyTarget({ group: 'batch', kind: 'Work', resource: 'jobs' })] } } },
+    /resource "jobs" of group "batch" is already sent by the jobs webhook/);
+  renderFails(ctx, 'status webhook name taken by a target fails', { set: ['webhook.status.name=jobset-status.jobguard.io'] },
+    /jobset-status\.jobguard\.io is already used by webhook\.status\.name/);
+  renderFails(ctx, 'jobs webhook named targets.jobguard.io fails', { set: ['webhook.jobs.name=targets.jobguard.io'] }, /must not be targets\.jobguard\.io/);
+  renderFails(ctx, 'schema rejects [*] in a policy managedByPath', { values: { policy: { targets: [policyTarget({ managedByPath: 'spec.parts[*].managedBy' })] } } },
+    /policy[./]targets[./]0[./]managedByPath/, { lint: true });
+  renderFails(ctx, 'managedByPath with [*] fails in the template too (--skip-schema-validation)',
+    { values: { policy: { targets: [policyTarget({ managedByPath: 'spec.parts[*].managedBy' })] } }, extraArgs: ['--skip-schema-validation'] },
+    /policy\.targets \(example\.com\/Widget\): managedByPath "spec\.parts\[\*\]\.managedBy" must be field names joined by dots/);
+  renderFails(ctx, 'schema rejects an upper-case policy target group', { values: { policy: { targets: [policyTarget({ group: 'Example.com' })] } } },
+    /policy[./]targets[./]0[./]group/, { lint: true });
 
 
   if (ctx.wants('NOTES')) {
@@ -564,8 +677,8 @@ function scenarios(ctx) {
   if (three) c('replicaCount 3: replicas 3 and a PDB', one(three.docs, 'Deployment')?.spec?.replicas === 3 && !!one(three.docs, 'PodDisruptionBudget'));
 
   const objSel = { matchExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
-  const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel }, targets: Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: true }])) } });
-  if (os) c('objectSelector: on every webhook (targets on: 18)', webhookDoc(os.docs)?.webhooks?.length === 18 &&
+  const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel } } });
+  if (os) c('objectSelector: on every webhook (18)', webhookDoc(os.docs)?.webhooks?.length === 18 &&
     webhookDoc(os.docs).webhooks.every((w) => eq(w.objectSelector, objSel)));
 
   const extra = [{ name: 'not-dry-run', expression: '!request.dryRun' }];
@@ -580,7 +693,7 @@ function scenarios(ctx) {
   const noStatusMc = renderOk(ctx, 'status matchConditions emptied', { values: { webhook: { status: { matchConditions: [] } } } });
   if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
 
-  const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false', 'targets.jobset.enabled=true'] });
+  const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
   if (noStatus) c('status webhook disabled: only jobs.jobguard.io and targets.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']));
 
   const fp = renderOk(ctx, 'failure policies and timeout', {
@@ -774,7 +887,16 @@ function scenarios(ctx) {
 const POLICY = {
   targets: [{ group: 'kubeflow.org', versions: ['v1'], kind: 'JAXJob', resource: 'jaxjobs',
     managedByPath: 'spec.runPolicy.managedBy', reservedValue: 'kubeflow.org/training-operator', delegationSupported: false,
-    nestedPaths: [{ path: 'spec.replicaSpecs[*].managedBy', reservedValue: '' }] }],
+    nestedPaths: [{ path: 'spec.replicaSpecs[*].managedBy', reservedValue: '' }] },
+  // replaces both built-in MPIJob rows (the chart's mpijob entry)
+  { group: 'kubeflow.org', versions: ['v2beta1'], kind: 'MPIJob', resource: 'mpijobs',
+    managedByPath: 'spec.runPolicy.managedBy', reservedValue: 'kubeflow.org/mpi-operator' },
+  // kinds of its own: a CRD, and a core-group kind whose path needs CEL's quoted form
+  { group: 'example.com', versions: ['v1', 'v1beta1'], kind: 'Widget', resource: 'widgets',
+    managedByPath: 'spec.control.managedBy', reservedValue: 'example.com/widget-controller', checkFormat: true,
+    nestedPaths: [{ path: 'spec.parts[*].template.spec.managedBy', reservedValue: 'kubernetes.io/job-controller' }] },
+  { group: '', versions: ['v1'], kind: 'Gadget', resource: 'gadgets', managedByPath: 'spec.managed-by.namespace',
+    reservedValue: "acme's \\ runner", checkFormat: false }],
   controllers: [{ name: 'kueue.x-k8s.io/multikueue', namespaces: ['team-*'],
     statusWriters: { users: ['system:serviceaccount:kueue-system:kueue-controller-manager'], groups: [] } }],
   allowUnlistedControllers: false,
@@ -832,8 +954,19 @@ const rendersFor = (checkName) => {
 
 function mutationTests() {
   const mutations = [
-    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'targets all on: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
-    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'targets all on: jobset status webhook rule jobsets/status UPDATE'],
+    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'default: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
+    ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
+    ['values.yaml', '  jobset:\n    enabled: true', '  jobset:\n    enabled: false', 'default: jobset status webhook rule jobsets/status UPDATE'],
+    ['templates/_helpers.tpl', '{{- if (index $.Values.targets $n).enabled }}', '{{- if true }}', 'targets jaxjob off: jaxjob status webhook absent'],
+    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets: widgets rule on targets.jobguard.io (example.com v1, v1beta1, CREATE/UPDATE)'],
+    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets, built-in kinds off: webhooks are jobs, jobs-status, targets, widgets and gadgets status'],
+    ['templates/_helpers.tpl', '{{- with index $byKind $key }}', '{{- with false }}', 'policy targets: the MPIJob row replaces the built-in data (v2beta1, kubeflow.org/mpi-operator only)'],
+    ['templates/_helpers.tpl', '{{- $_ := set $builtin $key $n }}', '', 'policy targets: the JAXJob row replacing the built-in gives one jaxjobs rule and one jaxjob-status webhook',
+      ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}']],
+    ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}', 'policy target for a resource a built-in kind sends fails'],
+    ['templates/_helpers.tpl', '(not (has $seg $celReserved))', 'true', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
+    ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
+    ['values.schema.json', '"pattern": "^[A-Za-z_][A-Za-z0-9_-]*(\\\\.[A-Za-z_][A-Za-z0-9_-]*)*$"', '"minLength": 1', 'schema rejects [*] in a policy managedByPath'],
     ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],

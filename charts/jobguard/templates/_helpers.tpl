@@ -124,21 +124,104 @@ matchExpressions:
 {{- end }}
 {{- end }}
 
-{{- /* Built-in CRD targets (issue 10 §1): group, served versions, plural, managedBy path, reserved values. */}}
+{{- /* Built-in CRD targets (issue 10 §1; src/targets.c): kind, group, served versions, plural, managedBy path,
+reserved values. mpijob is both built-in MPIJob rows (v2beta1 and v1) in one. */}}
 {{- define "jobguard.targetTable" }}
-jobset: {group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"]}
-trainjob: {group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"]}
-pytorchjob: {group: kubeflow.org, versions: ["v1"], resource: pytorchjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-tfjob: {group: kubeflow.org, versions: ["v1"], resource: tfjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-xgboostjob: {group: kubeflow.org, versions: ["v1"], resource: xgboostjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-paddlejob: {group: kubeflow.org, versions: ["v1"], resource: paddlejobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-jaxjob: {group: kubeflow.org, versions: ["v1"], resource: jaxjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-mpijob: {group: kubeflow.org, versions: ["v1", "v2beta1"], resource: mpijobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator", "kubeflow.org/mpi-operator"]}
-rayjob: {group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-raycluster: {group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-rayservice: {group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-raycronjob: {group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.jobTemplate.managedBy, reserved: ["ray.io/kuberay-operator"]}
-appwrapper: {group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"]}
-pipelinerun: {group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
-taskrun: {group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+jobset: {kind: JobSet, group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"]}
+trainjob: {kind: TrainJob, group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"]}
+pytorchjob: {kind: PyTorchJob, group: kubeflow.org, versions: ["v1"], resource: pytorchjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+tfjob: {kind: TFJob, group: kubeflow.org, versions: ["v1"], resource: tfjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+xgboostjob: {kind: XGBoostJob, group: kubeflow.org, versions: ["v1"], resource: xgboostjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+paddlejob: {kind: PaddleJob, group: kubeflow.org, versions: ["v1"], resource: paddlejobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+jaxjob: {kind: JAXJob, group: kubeflow.org, versions: ["v1"], resource: jaxjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
+mpijob: {kind: MPIJob, group: kubeflow.org, versions: ["v1", "v2beta1"], resource: mpijobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator", "kubeflow.org/mpi-operator"]}
+rayjob: {kind: RayJob, group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+raycluster: {kind: RayCluster, group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+rayservice: {kind: RayService, group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
+raycronjob: {kind: RayCronJob, group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.jobTemplate.managedBy, reserved: ["ray.io/kuberay-operator"]}
+appwrapper: {kind: AppWrapper, group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"]}
+pipelinerun: {kind: PipelineRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+taskrun: {kind: TaskRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+{{- end }}
+
+{{- /*
+The CRD target rows the chart registers, as {rows: [...]} in YAML; each row is {name (of its status
+webhook), group, versions, resource, expr (the status webhook's matchCondition)}. First the enabled
+built-in kinds of .Values.targets, in key order, named <key>-status.jobguard.io; a policy row with
+the same group and kind replaces that kind's data (the kind keeps its name and its enabled toggle).
+Then the policy file's other target rows, in file order, named <resource>.<group>.status.jobguard.io
+(<resource>.status.jobguard.io for the core group; the group as the first 16 hex digits of its
+sha256 when the name would pass 253 bytes). Policy rows for batch Job and CronJob are left to the
+jobs webhooks. Fails on two rows for one group and resource, and on a webhook name used twice.
+*/}}
+{{- define "jobguard.targetRows" }}
+{{- $table := include "jobguard.targetTable" . | fromYaml }}
+{{- $policyRows := (.Values.policy | default dict).targets | default list }}
+{{- $byKind := dict }}
+{{- range $p := $policyRows }}{{ $_ := set $byKind (printf "%s/%s" $p.group $p.kind) $p }}{{ end }}
+{{- $builtin := dict "batch/Job" "the jobs webhook" "batch/CronJob" "the jobs webhook" }}
+{{- $rows := list }}
+{{- range $n, $t := $table }}
+{{- $key := printf "%s/%s" $t.group $t.kind }}
+{{- $_ := set $builtin $key $n }}
+{{- if (index $.Values.targets $n).enabled }}
+{{- $row := dict "name" (printf "%s-status.jobguard.io" $n) "group" $t.group "versions" $t.versions "resource" $t.resource "path" $t.path "reserved" $t.reserved "from" (printf "targets.%s" $n) }}
+{{- with index $byKind $key }}
+{{- $row = dict "name" (printf "%s-status.jobguard.io" $n) "group" .group "versions" .versions "resource" .resource "path" .managedByPath "reserved" (list .reservedValue) "from" (printf "policy.targets (%s, replacing targets.%s)" $key $n) }}
+{{- end }}
+{{- $rows = append $rows $row }}
+{{- end }}
+{{- end }}
+{{- range $p := $policyRows }}
+{{- $key := printf "%s/%s" $p.group $p.kind }}
+{{- if not (hasKey $builtin $key) }}
+{{- $name := printf "%s.status.jobguard.io" $p.resource }}
+{{- if $p.group }}{{ $name = printf "%s.%s.status.jobguard.io" $p.resource $p.group }}{{ end }}
+{{- if gt (len $name) 253 }}{{ $name = printf "%s.%s.status.jobguard.io" $p.resource (sha256sum $p.group | trunc 16) }}{{ end }}
+{{- $rows = append $rows (dict "name" $name "group" $p.group "versions" $p.versions "resource" $p.resource "path" $p.managedByPath "reserved" (list $p.reservedValue) "from" (printf "policy.targets (%s)" $key)) }}
+{{- end }}
+{{- end }}
+{{- /* CEL keywords and reserved words: a path segment that is one, or is not a CEL identifier
+(a '-' in it), is read with 'seg' in x / x['seg'] instead of has(x.seg) / x.seg. */}}
+{{- $celReserved := list "as" "break" "const" "continue" "else" "false" "for" "function" "if" "import" "in" "let" "loop" "namespace" "null" "package" "return" "true" "var" "void" "while" }}
+{{- $resources := dict "batch/jobs" "the jobs webhook" "batch/cronjobs" "the jobs webhook" }}
+{{- $names := dict }}
+{{- if $rows }}
+{{- $names = dict .Values.webhook.jobs.name "webhook.jobs.name" "targets.jobguard.io" "the CRD targets webhook" }}
+{{- if .Values.webhook.status.enabled }}{{ $_ := set $names .Values.webhook.status.name "webhook.status.name" }}{{ end }}
+{{- if ne (len $names) (ternary 3 2 .Values.webhook.status.enabled) }}
+{{- fail "webhook.jobs.name and webhook.status.name must not be targets.jobguard.io, the CRD targets webhook" }}
+{{- end }}
+{{- end }}
+{{- $out := list }}
+{{- range $r := $rows }}
+{{- $gr := printf "%s/%s" $r.group $r.resource }}
+{{- with index $resources $gr }}
+{{- fail (printf "%s: resource %q of group %q is already sent by %s (one resource cannot be two target kinds)" $r.from $r.resource $r.group .) }}
+{{- end }}
+{{- $_ := set $resources $gr $r.from }}
+{{- if $.Values.webhook.status.enabled }}
+{{- with index $names $r.name }}
+{{- fail (printf "%s: its status webhook name %s is already used by %s" $r.from $r.name .) }}
+{{- end }}
+{{- $_ := set $names $r.name $r.from }}
+{{- end }}
+{{- if not (regexMatch "^[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*$" $r.path) }}
+{{- fail (printf "%s: managedByPath %q must be field names joined by dots, without [*] (the status webhook's CEL matchCondition reads it)" $r.from $r.path) }}
+{{- end }}
+{{- $has := list }}{{ $acc := "object" }}
+{{- range $seg := splitList "." $r.path }}
+{{- if and (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" $seg) (not (has $seg $celReserved)) }}
+{{- $has = append $has (printf "has(%s.%s)" $acc $seg) }}{{ $acc = printf "%s.%s" $acc $seg }}
+{{- else }}
+{{- $has = append $has (printf "'%s' in %s" $seg $acc) }}{{ $acc = printf "%s['%s']" $acc $seg }}
+{{- end }}
+{{- end }}
+{{- $quoted := list }}
+{{- range $v := $r.reserved }}
+{{- $quoted = append $quoted (printf "'%s'" ($v | replace "\\" "\\\\" | replace "'" "\\'" | replace "\n" "\\n" | replace "\r" "\\r")) }}
+{{- end }}
+{{- $out = append $out (dict "name" $r.name "group" $r.group "versions" $r.versions "resource" $r.resource "expr" (printf "%s && !(%s in [%s])" (join " && " $has) $acc (join ", " $quoted))) }}
+{{- end }}
+{{ toYaml (dict "rows" $out) }}
 {{- end }}
