@@ -40,7 +40,7 @@ int jg_cmd_rules(int argc, char **argv) {
     /* a policy file's row with the same group and kind replaces one (docs/policy.md) */
     printf("Targets (built-in; 'jobguard policy show FILE' prints them with a policy's rows;\n"
            "docs/targets.md). batch/v1 Job and CronJob get the API server's own rules; every\n"
-           "other row gets the CRD checks (docs/rules.md §10):\n");
+           "other row gets the CRD checks (docs/rules.md §12):\n");
     for (size_t i = 0; i < jg_builtin_target_count; i++) {
         const struct jg_policy_target *t = &jg_builtin_targets[i];
         printf("  %s/%s %s (%s)\n    managedBy:      %s\n    reserved value: %s\n", t->group,

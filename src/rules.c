@@ -704,13 +704,13 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
          "object)",
          "Unsupported value: \"<value>\": supported values: \"<nested reserved value>\" | "
          "Forbidden: must not be set",
-         "docs/rules.md §10.2"),
+         "docs/rules.md §12.3"),
     SPEC(JG_R_TARGET_DELEGATION_UNSUPPORTED, "Target-DelegationUnsupported",
          "<the row's managedByPath>",
          "CRD targets with delegationSupported: false, CREATE, and UPDATE when the value changed",
          "Invalid value: \"<value>\": <Kind>'s controller ignores managedBy, so the local "
          "operator would still run the pods; leave it unset or use \"<reserved value>\"",
-         "docs/rules.md §10.3"),
+         "docs/rules.md §12.4"),
     SPEC(JG_R_POLICY_ALLOWED_CONTROLLERS, "Policy-AllowedControllers", "spec.managedBy",
          "jobs, cronjobs and CRD targets CREATE/UPDATE (CRD targets: UPDATE only when the value "
          "changed), when the policy sets allowUnlistedControllers: false",
@@ -865,7 +865,7 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
     }
 }
 
-/* ---- CRD targets (docs/rules.md §10) ---- */
+/* ---- CRD targets (docs/rules.md §12) ---- */
 
 /* A nested copy that the stored object has too, at the same field with the same value. Copies
  * are in document order, so the same index is tried first; otherwise a sorted index of the stored
@@ -915,7 +915,7 @@ static bool nested_unchanged(struct nested_index *ix, size_t i, const struct jg_
     return false;
 }
 
-/* §10.2: each nested copy must be absent or the nested kind's reserved value ("" = absent only).
+/* §12.3: each nested copy must be absent or the nested kind's reserved value ("" = absent only).
  * On UPDATE a copy the stored object already has is not re-checked (validation ratcheting). */
 static void check_nested(const struct jg_request *req, const struct jg_policy_target *t,
                          struct jg_errors *e) {
@@ -940,7 +940,7 @@ static void check_nested(const struct jg_request *req, const struct jg_policy_ta
     jg_free((void *)ix.order);
 }
 
-/* §10.3: the row's controller ignores managedBy, so only its own value (or none) is safe. */
+/* §12.4: the row's controller ignores managedBy, so only its own value (or none) is safe. */
 static void check_delegation(const jg_opt_str *mb, const struct jg_policy_target *t,
                              struct jg_errors *e) {
     if (t->delegation_supported || !mb->set || jg_str_eq_lit(mb->s, t->reserved_value)) return;
@@ -957,7 +957,7 @@ static void check_delegation(const jg_opt_str *mb, const struct jg_policy_target
                          e->scratch.data);
 }
 
-/* §10.1: a CRD target. Its own project's admission checks differ (docs/targets.md); jobguard
+/* §12.1: a CRD target. Its own project's admission checks differ (docs/targets.md); jobguard
  * applies Job's contract at the row's path. Values the stored object already has are not
  * re-checked on UPDATE, as the API server ratchets CRD validation, so objects created before
  * jobguard can still be updated (and their finalizers removed); immutability catches any change. */

@@ -44,7 +44,7 @@ enum jg_rule_id {
     JG_R_START_TIME_UPDATE_UNSUSPENDED,
     JG_R_SCM_DISABLE,
     JG_R_SCM_AFTER_COMPLETE,
-    /* CRD targets (docs/rules.md §10) */
+    /* CRD targets (docs/rules.md §12) */
     JG_R_TARGET_NESTED_MANAGED_BY,
     JG_R_TARGET_DELEGATION_UNSUPPORTED,
     /* policy rules (docs/rules.md §11): only with a policy (jg_config.policy) */
