@@ -17,6 +17,7 @@ import crypto from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import yaml from 'js-yaml';
+import { parse as celParse, run as celRun } from '@bufbuild/cel';
 import { loadDocs, validateDoc, docId } from './validate.mjs';
 
 // ---------------------------------------------------------------- arguments
@@ -153,6 +154,22 @@ const webhookNamesOk = (vwc) => {
   return names.length > 0 && new Set(names).size === names.length && names.every((n) => n.length <= 253 &&
     /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?){2,}$/.test(n));
 };
+// CEL: matchConditions must parse; a status webhook's condition is evaluated on sample objects (the
+// API server gives webhooks `object` as a dynamic map).
+const celError = (expr) => { try { celParse(expr); return null; } catch (e) { return e.message; } };
+const celMap = (v) => (Array.isArray(v) ? v.map(celMap) : v && typeof v === 'object' ? new Map(Object.entries(v).map(([k, x]) => [k, celMap(x)])) : v);
+const objAt = (path, value) => path.split('.').reduceRight((acc, seg) => ({ [seg]: acc }), value);
+const sends = (w, obj) => {
+  try {
+    const r = celRun(w?.matchConditions?.[0]?.expression ?? 'false', { object: celMap(obj) });
+    return typeof r === 'boolean' ? r : `error: ${r}`;
+  } catch (e) { return `error: ${e.message}`; }
+};
+/** The status condition is false without the field and for each reserved value, true for another value. */
+const sendsOnlyExternal = (w, path, reserved) => {
+  const got = [sends(w, {}), sends(w, { spec: {} }), ...reserved.map((r) => sends(w, objAt(path, r))), sends(w, objAt(path, 'kueue.x-k8s.io/multikueue'))];
+  return [eq(got, [false, false, ...reserved.map(() => false), true]), JSON.stringify(got)];
+};
 const STATUS_EXPR = "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'";
 
 function x509(pem) {
@@ -285,6 +302,8 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   if (!vwc) return;
   c('VWC is cluster-scoped (no namespace)', !vwc.metadata.namespace);
   c('webhook names are unique, fully qualified DNS names', webhookNamesOk(vwc), JSON.stringify(vwc.webhooks.map((w) => w.name)));
+  const unparsed = vwc.webhooks.flatMap((w) => (w.matchConditions || []).map((m) => [w.name, celError(m.expression)]).filter(([, e]) => e));
+  c('every matchCondition parses as CEL', unparsed.length === 0, JSON.stringify(unparsed));
   const w1 = wh(docs, 'jobs.jobguard.io');
   const w2 = wh(docs, 'jobs-status.jobguard.io');
   c('webhooks jobs.jobguard.io and jobs-status.jobguard.io first', vwc.webhooks[0]?.name === 'jobs.jobguard.io' && !!w1 && !!w2,
@@ -450,6 +469,7 @@ function scenarios(ctx) {
       c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, sws.length === 1 && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
       c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions, [{ name: 'external-managed-by', expression: targetExpr(path, reserved) }]), JSON.stringify(sw?.matchConditions));
       c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
+      c(`${label}: ${n} status matchCondition (CEL) is true only for a ${path} other than ${reserved.join(', ')}`, ...sendsOnlyExternal(sw, path, reserved));
     }
   };
   if (def) {
@@ -514,7 +534,14 @@ function scenarios(ctx) {
       eq(wsw[0].matchConditions, [{ name: 'external-managed-by', expression: "has(object.spec) && has(object.spec.control) && has(object.spec.control.managedBy) && !(object.spec.control.managedBy in ['example.com/widget-controller'])" }]) &&
       wsw[0].failurePolicy === 'Ignore' && wsw[0].sideEffects === 'None' && wsw[0].timeoutSeconds === 5 &&
       eq(wsw[0].namespaceSelector, wh(pt.docs, 'jobs-status.jobguard.io')?.namespaceSelector), JSON.stringify(wsw));
+    c('policy targets: every matchCondition parses as CEL', v?.webhooks?.every((w) => (w.matchConditions || []).every((m) => !celError(m.expression))));
+    c('policy targets: mpijob status matchCondition (CEL) is true only for a managedBy other than kubeflow.org/mpi-operator',
+      ...sendsOnlyExternal(mpi[0], 'spec.runPolicy.managedBy', ['kubeflow.org/mpi-operator']));
+    c('policy targets: widgets status matchCondition (CEL) is true only for a spec.control.managedBy other than its controller',
+      ...sendsOnlyExternal(wsw[0], 'spec.control.managedBy', ['example.com/widget-controller']));
     const gsw = status('gadgets.status.jobguard.io');
+    c("policy targets: gadgets status matchCondition (CEL) is true only for a spec['managed-by'].namespace other than acme's \\ runner",
+      ...sendsOnlyExternal(gsw[0], 'spec.managed-by.namespace', ["acme's \\ runner"]));
     c('policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value',
       rules('gadgets').length === 1 && eq(rules('gadgets')[0].apiGroups, ['']) && gsw.length === 1 &&
       eq(gsw[0].rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['gadgets/status'], scope: 'Namespaced' }]) &&
@@ -966,6 +993,9 @@ function mutationTests() {
     ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}', 'policy target for a resource a built-in kind sends fails'],
     ['templates/_helpers.tpl', '(not (has $seg $celReserved))', 'true', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
     ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
+    ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: every matchCondition parses as CEL'],
+    ['templates/_helpers.tpl', "(printf \"'%s' in %s\" $seg $acc)", "(printf \"has(%s['%s'])\" $acc $seg)", "policy targets: gadgets status matchCondition (CEL) is true only for a spec['managed-by'].namespace other than acme's \\ runner"],
+    ['templates/_helpers.tpl', '!(%s in [%s])', '(%s in [%s])', 'default: jobset status matchCondition (CEL) is true only for a spec.managedBy other than jobset.sigs.k8s.io/jobset-controller'],
     ['values.schema.json', '"pattern": "^[A-Za-z_][A-Za-z0-9_-]*(\\\\.[A-Za-z_][A-Za-z0-9_-]*)*$"', '"minLength": 1', 'schema rejects [*] in a policy managedByPath'],
     ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
