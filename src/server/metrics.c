@@ -11,23 +11,29 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jobguard/alloc.h"
 #include "jobguard/rules.h"
+#include "jobguard/targets.h"
 
-/* Request labels. Unknown values fold into "other" (a webhook registered for more resources than
- * Jobs and CronJobs is a misconfiguration the label makes visible without unbounded cardinality).
- */
-static const char *const resources[] = {"jobs", "cronjobs", "", "other"};
+/* Request labels. The resources and kinds are those of the built-in target table (jobs, cronjobs
+ * and the batch CRDs), then "" and "other": a policy file's own kinds and anything else fold into
+ * "other", which keeps the cardinality bounded whatever is registered. */
+#define MAX_TARGET_LABELS 32
+static const char *resources[MAX_TARGET_LABELS + 2];
+static size_t n_res;
 static const char *const subresources[] = {"", "status", "other"};
 static const char *const operations[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", ""};
 static const char *const verdicts[] = {"allowed", "denied", "bad_request", "error"};
 static const char *const dry_runs[] = {"false", "true"};
-/* Rule violation labels: the target kind and the rule's mode (deny, warn, audit). */
-static const char *const kinds[] = {"Job", "CronJob"};
-#define N_RES (sizeof resources / sizeof resources[0])
+/* Rule violation labels: the target kind and the rule's mode (deny, warn, audit). kinds[0] and
+ * [1] are Job and CronJob, whose series are always shown; the others once they happened. */
+static const char *kinds[MAX_TARGET_LABELS + 1];
+static size_t n_kinds;
+#define N_RES (MAX_TARGET_LABELS + 2)
 #define N_SUB (sizeof subresources / sizeof subresources[0])
 #define N_OP (sizeof operations / sizeof operations[0])
 #define N_VERDICT (sizeof verdicts / sizeof verdicts[0])
-#define N_KIND (sizeof kinds / sizeof kinds[0])
+#define N_KIND (MAX_TARGET_LABELS + 1)
 #define N_MODE JG_MODE_OFF
 
 /* Seconds. The engine decides a 4 KB review in ~60 µs and TLS+HTTP adds ~30 µs, so the buckets
@@ -63,9 +69,25 @@ static char policy_sha256[65]; /* of the policy serving now; "" = no policy file
 #define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define GET(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
+static void add_label(const char **table, size_t *n, const char *v) {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(table[i], v) == 0) return;
+    table[(*n)++] = v;
+}
+
+_Static_assert(MAX_TARGET_LABELS >= 18, "room for every built-in target");
+
 void jg_metrics_reset(void) {
     memset(&m, 0, sizeof m); /* before any thread starts */
     policy_sha256[0] = '\0';
+    n_res = n_kinds = 0;
+    for (size_t i = 0; i < jg_builtin_target_count && n_kinds < MAX_TARGET_LABELS; i++) {
+        add_label(resources, &n_res, jg_builtin_targets[i].resource);
+        add_label(kinds, &n_kinds, jg_builtin_targets[i].kind);
+    }
+    resources[n_res++] = "";
+    resources[n_res++] = "other";
+    kinds[n_kinds++] = "other";
 }
 
 static size_t index_of(const char *const *table, size_t n, const char *v, size_t other) {
@@ -75,7 +97,7 @@ static size_t index_of(const char *const *table, size_t n, const char *v, size_t
 }
 
 void jg_metrics_admission(const struct jg_outcome *o, double seconds) {
-    size_t r = index_of(resources, N_RES, o->resource, N_RES - 1);
+    size_t r = index_of(resources, n_res, o->resource, n_res - 1);
     size_t s = index_of(subresources, N_SUB, o->sub_resource, N_SUB - 1);
     size_t op = index_of(operations, N_OP, o->operation, N_OP - 1);
     size_t v = (size_t)o->verdict < N_VERDICT ? (size_t)o->verdict : JG_VERDICT_ERROR;
@@ -84,7 +106,7 @@ void jg_metrics_admission(const struct jg_outcome *o, double seconds) {
         b++;
     uint64_t ns = (uint64_t)(seconds > 0 ? seconds * 1e9 : 0);
 
-    size_t d = o->dry_run, k = strcmp(o->kind, "CronJob") == 0;
+    size_t d = o->dry_run, k = index_of(kinds, n_kinds, o->kind, n_kinds - 1);
     const uint64_t by_mode[N_MODE] = {o->rules, o->rules_warn, o->rules_audit};
 
     pthread_mutex_lock(&admission_lock);
@@ -139,20 +161,25 @@ static void header(jg_buf *out, const char *name, const char *type, const char *
 
 /* Label values here come from const tables of plain tokens: nothing to escape. */
 void jg_metrics_render(jg_buf *out) {
-    struct admission_series a;
+    /* one copy, so every series of a scrape comes from the same moment (on the heap: ~90 KB) */
+    struct admission_series *ap = jg_malloc(sizeof *ap);
+    if (!ap) {
+        out->oom = true;
+        return;
+    }
     pthread_mutex_lock(&admission_lock);
-    a = m.a;
+    *ap = m.a;
     pthread_mutex_unlock(&admission_lock);
 
     header(out, "jobguard_admission_requests_total", "counter",
            "AdmissionReview requests decided, by resource, subresource, operation, verdict and "
            "dry run.");
-    for (size_t r = 0; r < N_RES; r++)
+    for (size_t r = 0; r < n_res; r++)
         for (size_t s = 0; s < N_SUB; s++)
             for (size_t op = 0; op < N_OP; op++)
                 for (size_t v = 0; v < N_VERDICT; v++)
                     for (size_t d = 0; d < 2; d++) {
-                        uint64_t n = a.requests[r][s][op][v][d];
+                        uint64_t n = ap->requests[r][s][op][v][d];
                         if (n == 0) continue; /* only series that happened */
                         jg_buf_printf(out,
                                       "jobguard_admission_requests_total{resource=\"%s\","
@@ -166,7 +193,7 @@ void jg_metrics_render(jg_buf *out) {
            "Time from request headers to queued response for decided AdmissionReviews.");
     uint64_t cum = 0;
     for (size_t b = 0; b <= N_BUCKETS; b++) {
-        cum += a.bucket[b];
+        cum += ap->bucket[b];
         if (b < N_BUCKETS)
             jg_buf_printf(out, "jobguard_admission_duration_seconds_bucket{le=\"%g\"} %llu\n",
                           buckets[b], (unsigned long long)cum);
@@ -175,25 +202,28 @@ void jg_metrics_render(jg_buf *out) {
                           (unsigned long long)cum);
     }
     jg_buf_printf(out, "jobguard_admission_duration_seconds_sum %.9f\n",
-                  (double)a.duration_sum_ns / 1e9);
+                  (double)ap->duration_sum_ns / 1e9);
     jg_buf_printf(out, "jobguard_admission_duration_seconds_count %llu\n",
-                  (unsigned long long)a.duration_count);
+                  (unsigned long long)ap->duration_count);
 
     header(out, "jobguard_rule_violations_total", "counter",
            "AdmissionReviews in which the rule fired, by rule ID, target kind, the rule's mode "
            "(deny, warn, audit) and dry run.");
     for (int i = 0; i < JG_RULE_COUNT; i++)
-        for (size_t k = 0; k < N_KIND; k++)
+        for (size_t k = 0; k < n_kinds; k++)
             for (size_t md = 0; md < N_MODE; md++)
                 for (size_t d = 0; d < 2; d++) {
-                    uint64_t n = a.rule[i][k][md][d];
-                    if (d && n == 0) continue; /* dry-run series only once they happened */
+                    uint64_t n = ap->rule[i][k][md][d];
+                    /* dry-run series, and those of the CRD kinds, only once they happened */
+                    if ((d || k > 1) && n == 0) continue;
                     jg_buf_printf(out,
                                   "jobguard_rule_violations_total{rule=\"%s\",kind=\"%s\","
                                   "mode=\"%s\",dry_run=\"%s\"} %llu\n",
                                   jg_rules[i].name, kinds[k], jg_mode_name((enum jg_mode)md),
                                   dry_runs[d], (unsigned long long)n);
                 }
+
+    jg_free(ap);
 
     header(out, "jobguard_requests_in_flight", "gauge",
            "Requests on the webhook port being received or answered.");
