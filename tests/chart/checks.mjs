@@ -563,10 +563,8 @@ function scenarios(ctx) {
     eq(webhookDoc(ptNoStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']) &&
     wh(ptNoStatus.docs, 'targets.jobguard.io').rules.some((r) => eq(r.resources, ['widgets'])));
   const policyTarget = (t) => ({ group: 'example.com', versions: ['v1'], kind: 'Widget', resource: 'widgets', managedByPath: 'spec.managedBy', reservedValue: 'example.com/widget-controller', ...t });
-  const batchRow = renderOk(ctx, 'policy row for batch Job', { values: { policy: { targets: [policyTarget({ group: 'batch', kind: 'Job', resource: 'jobs', reservedValue: 'kubernetes.io/job-controller' })] } } });
-  if (batchRow) c('policy row for batch Job: left to the jobs webhooks (no batch rule on targets.jobguard.io, no extra webhook)',
-    eq(webhookDoc(batchRow.docs)?.webhooks?.map((w) => w.name), webhookDoc(def?.docs ?? batchRow.docs)?.webhooks?.map((w) => w.name)) &&
-    !wh(batchRow.docs, 'targets.jobguard.io')?.rules?.some((r) => r.apiGroups.includes('batch')));
+  renderFails(ctx, 'policy row for batch CronJob fails (jobguard refuses it too)', { values: { policy: { targets: [policyTarget({ group: 'batch', kind: 'CronJob', resource: 'cronjobs', managedByPath: 'spec.jobTemplate.spec.managedBy', reservedValue: 'kubernetes.io/job-controller' })] } } },
+    /policy\.targets\[0\]: batch CronJob is the API server's own kind/);
   const longGroup = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(25), 'example.com'].join('.'); // 229 bytes: widgets.<group>.status.jobguard.io would be 256
   const lg = renderOk(ctx, 'policy target with a 229-byte group', { values: { policy: { targets: [policyTarget({ group: longGroup })] } } });
   if (lg) {
@@ -991,6 +989,7 @@ function mutationTests() {
     ['templates/_helpers.tpl', '{{- $_ := set $builtin $key $n }}', '', 'policy targets: the JAXJob row replacing the built-in gives one jaxjobs rule and one jaxjob-status webhook',
       ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}']],
     ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}', 'policy target for a resource a built-in kind sends fails'],
+    ['templates/_helpers.tpl', '{{- if has $key (list "batch/Job" "batch/CronJob") }}', '{{- if false }}', 'policy row for batch CronJob fails (jobguard refuses it too)'],
     ['templates/_helpers.tpl', '(not (has $seg $celReserved))', 'true', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
     ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
     ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: every matchCondition parses as CEL'],

@@ -151,15 +151,16 @@ built-in kinds of .Values.targets, in key order, named <key>-status.jobguard.io;
 the same group and kind replaces that kind's data (the kind keeps its name and its enabled toggle).
 Then the policy file's other target rows, in file order, named <resource>.<group>.status.jobguard.io
 (<resource>.status.jobguard.io for the core group; the group as the first 16 hex digits of its
-sha256 when the name would pass 253 bytes). Policy rows for batch Job and CronJob are left to the
-jobs webhooks. Fails on two rows for one group and resource, and on a webhook name used twice.
+sha256 when the name would pass 253 bytes). Fails, as jobguard does, on a row for batch Job or
+CronJob (the jobs webhooks send those), and on two rows for one group and resource or a webhook name
+used twice.
 */}}
 {{- define "jobguard.targetRows" }}
 {{- $table := include "jobguard.targetTable" . | fromYaml }}
 {{- $policyRows := (.Values.policy | default dict).targets | default list }}
 {{- $byKind := dict }}
 {{- range $p := $policyRows }}{{ $_ := set $byKind (printf "%s/%s" $p.group $p.kind) $p }}{{ end }}
-{{- $builtin := dict "batch/Job" "the jobs webhook" "batch/CronJob" "the jobs webhook" }}
+{{- $builtin := dict }}
 {{- $rows := list }}
 {{- range $n, $t := $table }}
 {{- $key := printf "%s/%s" $t.group $t.kind }}
@@ -172,8 +173,11 @@ jobs webhooks. Fails on two rows for one group and resource, and on a webhook na
 {{- $rows = append $rows $row }}
 {{- end }}
 {{- end }}
-{{- range $p := $policyRows }}
+{{- range $i, $p := $policyRows }}
 {{- $key := printf "%s/%s" $p.group $p.kind }}
+{{- if has $key (list "batch/Job" "batch/CronJob") }}
+{{- fail (printf "policy.targets[%d]: batch %s is the API server's own kind: its rules are Kubernetes' and its row cannot be replaced (the jobs webhooks send it)" $i $p.kind) }}
+{{- end }}
 {{- if not (hasKey $builtin $key) }}
 {{- $name := printf "%s.status.jobguard.io" $p.resource }}
 {{- if $p.group }}{{ $name = printf "%s.%s.status.jobguard.io" $p.resource $p.group }}{{ end }}
