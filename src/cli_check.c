@@ -38,6 +38,9 @@ static void usage(FILE *f) {
         "  --kind KIND[.GROUP]    the target of --new/--old by kind, e.g. JobSet or\n"
         "                         PyTorchJob.kubeflow.org (GROUP defaults to the object's)\n"
         "  --resource RES[.GROUP] the same by resource, e.g. jobsets.jobset.x-k8s.io\n"
+        "  --user NAME            who sends the --new/--old request (status writers of the\n"
+        "                         policy; service accounts as system:serviceaccount:NS:NAME)\n"
+        "  --group NAME           a group of that user (repeatable)\n"
         "  --help                 this text\n"
         "\n"
         "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
@@ -114,7 +117,9 @@ int jg_cmd_check(int argc, char **argv) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     jg_config_modes_unset(&cfg); /* --mode, else the policy file, else deny */
     const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL,
-               *kind = NULL, *resource = NULL;
+               *kind = NULL, *resource = NULL, *user = NULL;
+    jg_str groups[64];
+    size_t n_groups = 0;
     bool want_explain = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -122,7 +127,8 @@ int jg_cmd_check(int argc, char **argv) {
                            strcmp(a, "--policy-file") == 0 || strcmp(a, "--mode") == 0 ||
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
                            strcmp(a, "--subresource") == 0 || strcmp(a, "--kind") == 0 ||
-                           strcmp(a, "--resource") == 0;
+                           strcmp(a, "--resource") == 0 || strcmp(a, "--user") == 0 ||
+                           strcmp(a, "--group") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -144,6 +150,15 @@ int jg_cmd_check(int argc, char **argv) {
                 kind = v;
             else if (strcmp(a, "--resource") == 0)
                 resource = v;
+            else if (strcmp(a, "--user") == 0)
+                user = v;
+            else if (strcmp(a, "--group") == 0) {
+                if (n_groups == sizeof groups / sizeof groups[0]) {
+                    fprintf(stderr, "jobguard check: more than 64 --group\n");
+                    return EXIT_UNREADABLE;
+                }
+                groups[n_groups++] = (jg_str){v, strlen(v)};
+            }
             else if (strcmp(a, "--policy-file") == 0)
                 policy_path = v;
             else if (!parse_config_flag(a, v, &cfg))
@@ -163,8 +178,9 @@ int jg_cmd_check(int argc, char **argv) {
         fprintf(stderr, "jobguard check: give either an AdmissionReview FILE or --new, not both\n");
         return EXIT_UNREADABLE;
     }
-    if ((old_path || sub || kind || resource) && !new_path) {
-        fprintf(stderr, "jobguard check: --old, --subresource, --kind and --resource need --new\n");
+    if ((old_path || sub || kind || resource || user || n_groups) && !new_path) {
+        fprintf(stderr, "jobguard check: --old, --subresource, --kind, --resource, --user and "
+                        "--group need --new (a review names its own)\n");
         return EXIT_UNREADABLE;
     }
     if (sub && strcmp(sub, "status") != 0) {
@@ -201,6 +217,8 @@ int jg_cmd_check(int argc, char **argv) {
             jg_review_free(&review);
             goto out;
         }
+        if (user) review.req.username = (jg_str){user, strlen(user)};
+        review.req.groups = (jg_str_list){n_groups > 0, n_groups, groups};
         jg_admit_review(&review, &cfg, &response, &o);
         jg_review_free(&review);
     } else {

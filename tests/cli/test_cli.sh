@@ -92,6 +92,13 @@ expect_grep "same answer by resource" "$tmp/out" "the local operator would still
 expect_rc "an unknown kind is refused" 2 "$bin" check --kind Widget.example.com --new "$tmp/jax.json"
 expect_grep "the refusal names kind and group" "$tmp/err" 'new object: kind Widget of group "example.com" is not a target'
 expect_rc "--kind needs --new" 2 "$bin" check --kind JobSet "$tmp/jax.json"
+printf '{"controllers": [{"name": "kueue.x-k8s.io/multikueue", "statusWriters": {"users": ["system:serviceaccount:kueue-system:kueue-controller-manager"], "groups": ["kueue-admins"]}}]}' >"$tmp/writers.json"
+expect_rc "status write by another user: 403" 1 "$bin" check --explain --policy-file "$tmp/writers.json" --user alice --subresource status --old "$tmp/pt-old.json" --new "$tmp/pt-old.json"
+expect_grep "the 403 names user, kind and controller" "$tmp/err" 'Error from server (Forbidden): pytorchjobs.kubeflow.org "pt" is forbidden: User "alice" cannot update the status of a PyTorchJob managed by "kueue.x-k8s.io/multikueue"'
+expect_rc "status write by the controller's service account" 0 "$bin" check --policy-file "$tmp/writers.json" --user system:serviceaccount:kueue-system:kueue-controller-manager --subresource status --old "$tmp/pt-old.json" --new "$tmp/pt-old.json"
+expect_rc "status write by a member of a writer group" 0 "$bin" check --policy-file "$tmp/writers.json" --user bob --group dev --group kueue-admins --subresource status --old "$tmp/pt-old.json" --new "$tmp/pt-old.json"
+expect_rc "status write by system:masters (break-glass)" 0 "$bin" check --policy-file "$tmp/writers.json" --user root --group system:masters --subresource status --old "$tmp/pt-old.json" --new "$tmp/pt-old.json"
+expect_rc "--user needs --new" 2 "$bin" check --user alice "$tmp/jax.json"
 expect_rc "rules --markdown" 0 "$bin" rules --markdown
 expect_grep "markdown table" "$tmp/out" "| 1 | \`ALWAYS-ManagedByFormat\`"
 expect_rc "--version" 0 "$bin" --version
