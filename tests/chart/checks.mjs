@@ -432,7 +432,7 @@ function scenarios(ctx) {
     rayjob: ['ray.io', ['v1'], 'rayjobs', 'spec.managedBy', ['ray.io/kuberay-operator']],
     raycluster: ['ray.io', ['v1'], 'rayclusters', 'spec.managedBy', ['ray.io/kuberay-operator']],
     rayservice: ['ray.io', ['v1'], 'rayservices', 'spec.managedBy', ['ray.io/kuberay-operator']],
-    raycronjob: ['ray.io', ['v1'], 'raycronjobs', 'spec.jobTemplate.managedBy', ['ray.io/kuberay-operator']],
+    raycronjob: ['ray.io', ['v1'], 'raycronjobs', 'spec.managedBy', ['ray.io/kuberay-operator']],
     appwrapper: ['workload.codeflare.dev', ['v1beta2'], 'appwrappers', 'spec.managedBy', ['workload.codeflare.dev/appwrapper-controller']],
     pipelinerun: ['tekton.dev', ['v1', 'v1beta1'], 'pipelineruns', 'spec.managedBy', ['tekton.dev/pipeline']],
     taskrun: ['tekton.dev', ['v1', 'v1beta1'], 'taskruns', 'spec.managedBy', ['tekton.dev/pipeline']],
@@ -979,7 +979,7 @@ const rendersFor = (checkName) => {
 
 function mutationTests() {
   const mutations = [
-    ['templates/_helpers.tpl', 'path: spec.jobTemplate.managedBy', 'path: spec.managedBy', 'default: raycronjob status matchCondition reads spec.jobTemplate.managedBy'],
+    ['templates/_helpers.tpl', 'resource: pytorchjobs, path: spec.runPolicy.managedBy', 'resource: pytorchjobs, path: spec.managedBy', 'default: pytorchjob status matchCondition reads spec.runPolicy.managedBy'],
     ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
     ['values.yaml', '  jobset:\n    enabled: true', '  jobset:\n    enabled: false', 'default: jobset status webhook rule jobsets/status UPDATE'],
     ['templates/_helpers.tpl', '{{- if (index $.Values.targets $n).enabled }}', '{{- if true }}', 'targets jaxjob off: jaxjob status webhook absent'],

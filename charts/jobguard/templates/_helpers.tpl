@@ -125,7 +125,8 @@ matchExpressions:
 {{- end }}
 
 {{- /* Built-in CRD targets (issue 10 §1; src/targets.c): kind, group, served versions, plural, managedBy path,
-reserved values. mpijob is both built-in MPIJob rows (v2beta1 and v1) in one. */}}
+reserved values, as jobguard's rows (the status webhook filters on the path whose value jobguard binds
+status writers to). mpijob is both built-in MPIJob rows (v2beta1 and v1) in one. */}}
 {{- define "jobguard.targetTable" }}
 jobset: {kind: JobSet, group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"]}
 trainjob: {kind: TrainJob, group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"]}
@@ -138,7 +139,7 @@ mpijob: {kind: MPIJob, group: kubeflow.org, versions: ["v1", "v2beta1"], resourc
 rayjob: {kind: RayJob, group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
 raycluster: {kind: RayCluster, group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
 rayservice: {kind: RayService, group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-raycronjob: {kind: RayCronJob, group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.jobTemplate.managedBy, reserved: ["ray.io/kuberay-operator"]}
+raycronjob: {kind: RayCronJob, group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
 appwrapper: {kind: AppWrapper, group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"]}
 pipelinerun: {kind: PipelineRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
 taskrun: {kind: TaskRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
