@@ -505,6 +505,8 @@ function scenarios(ctx) {
   // kind's data under its name (JAXJob, MPIJob); the others get rules and a status webhook named
   // <resource>.<group>.status.jobguard.io (Widget) or <resource>.status.jobguard.io (Gadget, core).
   const pt = renderOk(ctx, 'policy targets', { values: { policy: POLICY } });
+  // run.sh checks this render against `jobguard policy show` of the same policy (rows.mjs)
+  if (pt && ctx === main) fs.writeFileSync(path.join(opt.work, 'policy-render.yaml'), pt.out);
   if (pt) {
     const v = webhookDoc(pt.docs);
     c('policy targets: webhook names are unique, fully qualified DNS names', webhookNamesOk(v), JSON.stringify(v?.webhooks?.map((w) => w.name)));

@@ -12,7 +12,8 @@
 #    tests/chart/checks.mjs runs `helm lint --strict` and `helm template` for every certificate
 #    mode and toggle, validates every document (kubernetes-models, offline), asserts the content,
 #    checks the renders that must fail, `helm package`, and breaks the chart to test its checks.
-# 3. When BUILDDIR has the jobguard binary: starts it with the arguments the chart renders and
+# 3. When BUILDDIR has the jobguard binary: checks that the chart registers every target row of
+#    `jobguard policy show` (rows.mjs), starts jobguard with the arguments the chart renders and
 #    runs the helm test pod's script against it.
 #
 # Everything it fetches or writes goes under BUILDDIR/chart-tests. Prints one line per failed
@@ -134,7 +135,7 @@ done <"$here/helm.pins"
 # Node dependencies go into the build tree, not the source tree.
 nd=$work/node
 mkdir -p "$nd"
-cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$nd/"
+cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$nd/"
 if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed" 2>/dev/null; then
 	log "npm ci in $nd"
 	if ! (cd "$nd" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
@@ -202,6 +203,19 @@ for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k
 	[[ -x $bin ]] || continue
 	check "helm $hv: jobguard policy check accepts the policy ConfigMap the chart renders" \
 		"$bin" policy check "$work/render-$hv/policy.json"
+	# The webhooks send every target row jobguard has (rows.mjs), without and with that policy.
+	for p in default policy; do
+		if [[ $p == default ]]; then "$bin" policy show >"$s/show-$p.json" 2>&1; else "$bin" policy show "$work/render-$hv/policy.json" >"$s/show-$p.json" 2>&1; fi
+		r=$s/default.yaml
+		[[ $p == policy ]] && r=$work/render-$hv/policy-render.yaml
+		if (cd "$nd" && node rows.mjs "$s/show-$p.json" "$r") >"$s/rows-$p.log" 2>&1; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			echo "FAIL helm $hv: the $p render has the rules and status webhooks of every target row of jobguard policy show"
+			sed 's/^/  /' "$s/rows-$p.log" | head -20
+		fi
+	done
 	# two free loopback ports (a busy CI machine may hold any given one)
 	for _ in $(seq 50); do
 		port=$((20000 + RANDOM % 20000))
