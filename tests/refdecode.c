@@ -9,6 +9,9 @@
  * The RFC 3339 parser is the engine's (it reads no JSON and has its own unit tests). */
 #include "refdecode.h"
 
+#include "jobguard/policy.h"
+#include "jobguard/targets.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,9 +372,207 @@ static int object_member(struct walk *w, void *ctx, int which, json_t *v) {
     return members(w, o, status_names, 11, status_member, &sub);
 }
 
-static int rd_job(struct walk *w, const char *path, json_t *v, enum jg_target target,
+/* ---- CRD targets (docs/targets.md) ----
+ * The row names the fields read: metadata.name, its managedByPath and its nested paths. Each path
+ * is split into fields up front; then each object met is read member by member (document order),
+ * a member being read when some path names it at that depth: a null there ends those paths, a
+ * value of the wrong shape is a 400, a repeat is refused. At the top a `kind` no path names must
+ * be the row's kind. The paths of a row agree on the shape of every field they share (policy.c
+ * refuses rows whose paths do not), so the first path naming a member says what it must be. */
+
+#define REF_CRD_FIELDS 32
+#define REF_CRD_PATHS 32
+
+struct crd_field {
+    const char *name;
+    size_t len;
+    bool each; /* "name[*]": a list, every element an object */
+};
+
+struct crd_path {
+    unsigned id; /* 0 metadata.name, 1 managedByPath, 2 + i nested[i] */
+    struct crd_field f[REF_CRD_FIELDS];
+    size_t n;
+};
+
+struct crd_ctx {
+    struct walk *w;
+    const struct jg_policy_target *row;
+    struct jg_job *job;
+    const char *what; /* "request.object" */
+    struct crd_path paths[REF_CRD_PATHS];
+    size_t n_paths, cap_nested;
+};
+
+static void split_path(const char *s, unsigned id, struct crd_path *out) {
+    out->id = id;
+    out->n = 0;
+    while (*s) {
+        if (out->n == REF_CRD_FIELDS) abort(); /* policy.c allows 16 */
+        struct crd_field *f = &out->f[out->n++];
+        const char *end = s;
+        while (*end && *end != '.' && *end != '[')
+            end++;
+        f->name = s;
+        f->len = (size_t)(end - s);
+        f->each = strncmp(end, "[*]", 3) == 0;
+        s = end + (f->each ? 3 : 0);
+        if (*s == '.') s++;
+    }
+}
+
+static void *own_block(struct ref_review *r, size_t size) {
+    void *p = calloc(1, size ? size : 1);
+    void **o = realloc(r->owned, (r->n_owned + 1) * sizeof *o);
+    if (!p || !o) abort(); /* test code */
+    r->owned = o;
+    r->owned[r->n_owned++] = p;
+    return p;
+}
+
+/* "a.b" from "a" and "b" ("b" alone when a is empty), with "[index]" when index >= 0. */
+static char *join_field(const char *a, const char *b, size_t blen, long index) {
+    size_t n = strlen(a) + blen + 32;
+    char *s = malloc(n);
+    if (!s) abort();
+    int k = snprintf(s, n, "%s%s%.*s", a, *a ? "." : "", (int)blen, b);
+    if (index >= 0) snprintf(s + k, n - (size_t)k, "[%ld]", index);
+    return s;
+}
+
+static void add_nested(struct crd_ctx *c, unsigned which, const char *field, jg_str value) {
+    struct jg_job *job = c->job;
+    if (job->n_nested == c->cap_nested) { /* grown by copying into a new owned block */
+        size_t cap = c->cap_nested ? 2 * c->cap_nested : 4;
+        struct jg_nested_value *nv = own_block(c->w->out, cap * sizeof *nv);
+        if (job->n_nested) memcpy(nv, job->nested, job->n_nested * sizeof *nv);
+        job->nested = nv;
+        c->cap_nested = cap;
+    }
+    size_t n = strlen(field);
+    char *f = own_block(c->w->out, n + 1);
+    memcpy(f, field, n + 1);
+    job->nested[job->n_nested++] = (struct jg_nested_value){which, {f, n}, value};
+}
+
+static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t depth,
+                      const size_t *active, size_t n_active);
+
+/* The member `key` of the object at `field`, named by the paths `on` at `depth`. */
+static int crd_member(struct crd_ctx *c, json_t *v, const char *field, size_t depth,
+                      const size_t *on, size_t n_on) {
+    struct walk *w = c->w;
+    const struct crd_field *f = &c->paths[on[0]].f[depth];
+    char key[512];
+    PATHF(key, "%.*s", (int)f->len, f->name);
+    char *at = field[0] ? join_field(c->what, field, strlen(field), -1) : NULL;
+    const char *where = at ? at : c->what; /* what the messages name */
+    int r = OK;
+    if (depth + 1 == c->paths[on[0]].n) { /* the string itself */
+        jg_opt_str s;
+        r = rd_str(w, where, key, v, &s);
+        for (size_t i = 0; !r && i < n_on; i++) {
+            const struct crd_path *p = &c->paths[on[i]];
+            if (p->id == 0) {
+                c->job->name = s.s;
+            } else if (p->id == 1) {
+                c->job->spec.managed_by = s;
+            } else if (s.set) {
+                char *nf = join_field(field, f->name, f->len, -1);
+                add_nested(c, p->id - 2, nf, s.s);
+                free(nf);
+            }
+        }
+    } else if (json_is_null(v)) {
+        r = OK;
+    } else if (!f->each) {
+        if (!json_is_object(v)) {
+            r = must(w, where, key, "an object", v);
+        } else {
+            char *nf = join_field(field, f->name, f->len, -1);
+            r = crd_object(c, v, nf, depth + 1, on, n_on);
+            free(nf);
+        }
+    } else if (!json_is_array(v)) {
+        r = must(w, where, key, "an array", v);
+    } else {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            if (json_is_null(e)) continue;
+            char *ef = join_field(field, f->name, f->len, (long)i);
+            if (!json_is_object(e))
+                r = bad(w, "%s.%s: must be an object, got %s", c->what, ef, type_name(e));
+            else
+                r = crd_object(c, e, ef, depth + 1, on, n_on);
+            free(ef);
+            if (r) break;
+        }
+    }
+    free(at);
+    return r;
+}
+
+static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t depth,
+                      const size_t *active, size_t n_active) {
+    struct walk *w = c->w;
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        bool repeat;
+        const char *key = unmark(w, k, &repeat);
+        size_t klen = json_object_iter_key_len(json_object_key_to_iter(k)) - (size_t)(key - k);
+        size_t on[REF_CRD_PATHS], n_on = 0;
+        for (size_t i = 0; i < n_active; i++) {
+            const struct crd_field *f = &c->paths[active[i]].f[depth];
+            if (f->len == klen && memcmp(f->name, key, klen) == 0) on[n_on++] = active[i];
+        }
+        if (n_on && repeat) {
+            snprintf(w->res->message, sizeof w->res->message, "duplicate object key");
+            w->res->status = REF_DUPLICATE;
+            return STOP;
+        }
+        if (n_on) {
+            if (crd_member(c, v, field, depth, on, n_on)) return STOP;
+        } else if (depth == 0 && klen == 4 && memcmp(key, "kind", 4) == 0) {
+            jg_opt_str kind;
+            if (rd_str(w, c->what, "kind", v, &kind)) return STOP;
+            const char *want = c->row->kind;
+            if (kind.set && !jg_str_eq_lit(kind.s, want))
+                return bad(w, "%s.kind: expected \"%s\", got \"%.*s\"", c->what, want,
+                           (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
+        }
+    }
+    return OK;
+}
+
+static int rd_crd(struct walk *w, const char *path, json_t *v, const struct jg_policy_target *row,
                   struct jg_job *job) {
+    struct crd_ctx *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->w = w;
+    c->row = row;
+    c->job = job;
+    c->what = path;
+    split_path("metadata.name", 0, &c->paths[c->n_paths++]);
+    split_path(row->managed_by_path, 1, &c->paths[c->n_paths++]);
+    for (size_t i = 0; i < row->n_nested; i++) {
+        if (c->n_paths == REF_CRD_PATHS) abort();
+        split_path(row->nested[i].path, (unsigned)(2 + i), &c->paths[c->n_paths++]);
+    }
+    size_t all[REF_CRD_PATHS];
+    for (size_t i = 0; i < c->n_paths; i++)
+        all[i] = i;
+    job->present = true;
+    int r = crd_object(c, v, "", 0, all, c->n_paths);
+    free(c);
+    return r;
+}
+
+static int rd_job(struct walk *w, const char *path, json_t *v, enum jg_target target,
+                  const struct jg_policy_target *row, struct jg_job *job) {
     if (!json_is_object(v)) return bad(w, "%s: must be an object, got %s", path, type_name(v));
+    if (target == JG_TARGET_CRD) return rd_crd(w, path, v, row, job);
     static const char *const names[] = {"kind", "metadata", "spec", "status"};
     struct job_ctx c = {.target = target, .job = job};
     PATHF(c.path, "%s", path);
@@ -383,7 +584,8 @@ static int rd_job(struct walk *w, const char *path, json_t *v, enum jg_target ta
 
 struct req_ctx {
     struct jg_request *q;
-    jg_opt_str uid, op, group, resource, kgroup, kkind;
+    const struct jg_policy *policy;
+    jg_opt_str uid, op, group, version, resource, kgroup, kversion, kkind;
     bool has_resource, has_kind, routed;
     json_t *object[2]; /* non-null object/oldObject */
     bool decoded[2];
@@ -396,9 +598,65 @@ static bool decodes_object(const struct jg_request *q, int idx) {
 
 static bool rules_read_objects(const struct jg_request *q) {
     if (q->operation != JG_OP_CREATE && q->operation != JG_OP_UPDATE) return false;
-    if (q->target == JG_TARGET_JOB)
+    if (q->target == JG_TARGET_JOB || q->target == JG_TARGET_CRD)
         return q->sub_resource.n == 0 || jg_str_eq_lit(q->sub_resource, "status");
     return q->target == JG_TARGET_CRONJOB && q->sub_resource.n == 0;
+}
+
+static bool row_names(const struct jg_policy_target *t, jg_str group, jg_str name, bool by_kind) {
+    return jg_str_eq_lit(group, t->group) && jg_str_eq_lit(name, by_kind ? t->kind : t->resource);
+}
+
+static bool row_serves(const struct jg_policy_target *t, jg_str version) {
+    for (size_t i = 0; i < t->versions.n; i++)
+        if (jg_str_eq_lit(version, t->versions.v[i])) return true;
+    return false;
+}
+
+/* The target table under p, in the order rows are looked at: the policy's rows, then each
+ * built-in row no policy row replaces (same group and kind). Row i, or NULL past the end. */
+static const struct jg_policy_target *table_row(const struct jg_policy *p, size_t i) {
+    size_t np = p ? p->n_targets : 0;
+    if (i < np) return &p->targets[i];
+    size_t k = i - np;
+    for (size_t b = 0; b < jg_builtin_target_count; b++) {
+        const struct jg_policy_target *t = &jg_builtin_targets[b];
+        bool replaced = false;
+        for (size_t j = 0; j < np; j++)
+            replaced |= strcmp(p->targets[j].group, t->group) == 0 &&
+                        strcmp(p->targets[j].kind, t->kind) == 0;
+        if (replaced) continue;
+        if (k-- == 0) return t;
+    }
+    return NULL;
+}
+
+/* batch Job and CronJob are the API server's kinds: their built-in rows, whatever the version.
+ * Any other group/name: the first row of the table naming it that serves `version`, else the
+ * first naming it at all. */
+static enum jg_target route_to(const struct jg_policy *p, jg_str group, jg_str version, jg_str name,
+                               bool by_kind, const struct jg_policy_target **row) {
+    *row = NULL;
+    static const char *const batch[][2] = {{"Job", "jobs"}, {"CronJob", "cronjobs"}};
+    for (int i = 0; i < 2; i++) {
+        if (!jg_str_eq_lit(group, "batch") || !jg_str_eq_lit(name, batch[i][by_kind ? 0 : 1]))
+            continue;
+        for (size_t b = 0; b < jg_builtin_target_count; b++)
+            if (strcmp(jg_builtin_targets[b].group, "batch") == 0 &&
+                strcmp(jg_builtin_targets[b].kind, batch[i][0]) == 0)
+                *row = &jg_builtin_targets[b];
+        return i == 0 ? JG_TARGET_JOB : JG_TARGET_CRONJOB;
+    }
+    const struct jg_policy_target *t;
+    for (size_t i = 0; (t = table_row(p, i)); i++) {
+        if (!row_names(t, group, name, by_kind)) continue;
+        if (row_serves(t, version)) {
+            *row = t;
+            break;
+        }
+        if (!*row) *row = t;
+    }
+    return *row ? JG_TARGET_CRD : JG_TARGET_OTHER;
 }
 
 /* Routing: by request.resource when it names a resource, else by request.kind. Decided as soon
@@ -407,14 +665,12 @@ static void route(struct req_ctx *c, bool final) {
     if (c->routed || !c->op.set || !(c->has_resource || c->has_kind)) return;
     bool by_resource = c->has_resource && c->resource.s.n;
     if (!by_resource && !final) return;
-    jg_str group = by_resource ? c->group.s : c->kgroup.s;
-    jg_str name = by_resource ? c->resource.s : c->kkind.s;
-    enum jg_target t = JG_TARGET_OTHER;
-    if (jg_str_eq_lit(group, "batch")) {
-        if (jg_str_eq_lit(name, by_resource ? "jobs" : "Job")) t = JG_TARGET_JOB;
-        if (jg_str_eq_lit(name, by_resource ? "cronjobs" : "CronJob")) t = JG_TARGET_CRONJOB;
-    }
-    c->q->target = t;
+    if (by_resource)
+        c->q->target =
+            route_to(c->policy, c->group.s, c->version.s, c->resource.s, false, &c->q->row);
+    else
+        c->q->target =
+            route_to(c->policy, c->kgroup.s, c->kversion.s, c->kkind.s, true, &c->q->row);
     c->routed = true;
 }
 
@@ -422,7 +678,7 @@ static int decode_object(struct walk *w, struct req_ctx *c, int idx) {
     static const char *const paths[] = {"request.object", "request.oldObject"};
     c->decoded[idx] = true;
     if (!decodes_object(c->q, idx)) return OK;
-    return rd_job(w, paths[idx], c->object[idx], c->q->target,
+    return rd_job(w, paths[idx], c->object[idx], c->q->target, c->q->row,
                   idx ? &c->q->old_object : &c->q->object);
 }
 
@@ -484,16 +740,15 @@ static int request_member(struct walk *w, void *ctx, int which, json_t *v) {
         static const char *const knames[] = {"group", "version", "kind"};
         if (rd_obj(w, "request", res ? "resource" : "kind", v, &o)) return STOP;
         if (!o) return OK;
-        jg_opt_str version = {false, {"", 0}};
-        struct gvr_ctx g = {
-            res ? "request.resource" : "request.kind",
-            res ? rnames : knames,
-            {res ? &c->group : &c->kgroup, &version, res ? &c->resource : &c->kkind}};
+        struct gvr_ctx g = {res ? "request.resource" : "request.kind",
+                            res ? rnames : knames,
+                            {res ? &c->group : &c->kgroup, res ? &c->version : &c->kversion,
+                             res ? &c->resource : &c->kkind}};
         if (members(w, o, g.names, 3, gvr_member, &g)) return STOP;
         if (res) {
             c->has_resource = true;
             q->group = c->group.s;
-            q->version = version.s;
+            q->version = c->version.s;
             q->resource = c->resource.s;
         } else {
             c->has_kind = true;
@@ -534,12 +789,12 @@ static int check_request(struct walk *w, bool has_request, struct req_ctx *c) {
     if (!c->uid.set || c->uid.s.n == 0) return bad(w, "request.uid: required");
     if (!c->op.set) return bad(w, "request.operation: required");
     if (!c->has_resource && !c->has_kind) return bad(w, "request.resource: required");
-    if (!q->resource.n && c->kkind.set) { /* metrics label, when routed by kind */
-        if (jg_str_eq_lit(c->kkind.s, "Job")) q->resource = (jg_str){"jobs", 4};
-        if (jg_str_eq_lit(c->kkind.s, "CronJob")) q->resource = (jg_str){"cronjobs", 8};
-        q->group = c->kgroup.s;
-    }
     route(c, true);
+    if (!q->resource.n && c->kkind.set) { /* routed by kind: the row's resource, the kind's GV */
+        if (q->row) q->resource = (jg_str){q->row->resource, strlen(q->row->resource)};
+        q->group = c->kgroup.s;
+        q->version = c->kversion.s;
+    }
     for (int i = 0; i < 2; i++) {
         if (!decodes_object(q, i)) continue;
         if (!c->object[i] && rules_read_objects(q))
@@ -612,6 +867,7 @@ enum ref_status ref_decode_review(const char *body, size_t len, const struct ref
     }
     struct review_ctx r = {0};
     r.req.q = &out->review.req;
+    r.req.policy = opt ? opt->policy : NULL;
     static const char *const names[] = {"apiVersion", "kind", "request"};
     const json_t *api = envelope_member(&w, root, "apiVersion");
     const json_t *kind = envelope_member(&w, root, "kind");
@@ -634,6 +890,9 @@ enum ref_status ref_decode_review(const char *body, size_t len, const struct ref
 void ref_review_free(struct ref_review *r) {
     for (size_t i = 0; i < r->n_lists; i++)
         free(r->lists[i]);
+    for (size_t i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
     json_decref(r->root);
     memset(r, 0, sizeof *r);
 }

@@ -15,10 +15,15 @@ struct ref_bignum {
     char text[48];      /* ... this out-of-int64 integer (first 40 bytes, NUL-terminated) */
 };
 
+struct jg_policy;
+
 struct ref_options {
     char marker; /* keys starting with this byte repeat the key after it (0: none) */
     const struct ref_bignum *bignums;
     size_t n_bignums;
+    /* Whose target rows route a CRD request (NULL: the built-in rows only), as the policy given
+     * to jg_decode_review_policy. */
+    const struct jg_policy *policy;
 };
 
 enum ref_status {
@@ -39,6 +44,8 @@ struct ref_review {
     json_t *root;     /* the strings of the view point into it */
     jg_str *lists[5]; /* uncounted arrays (object and oldObject, succeeded and failed), groups */
     size_t n_lists;
+    void **owned; /* CRD targets: nested arrays and their field paths (freed with the review) */
+    size_t n_owned;
 };
 
 /* Decodes `body`; `opt` may be NULL. Always call ref_review_free. On REF_BAD_REQUEST and

@@ -15,6 +15,7 @@
 
 #include "jobguard/admit.h"
 #include "jobguard/encode.h"
+#include "jobguard/policy.h"
 #include "refdecode.h"
 
 #include <stdarg.h>
@@ -293,7 +294,35 @@ static bool same_job(const struct jg_job *a, const struct jg_job *b, const char 
     if (!same_list(&a->status.uncounted_succeeded, &b->status.uncounted_succeeded, w, why, cap))
         return false;
     snprintf(w, sizeof w, "%suncounted_failed", where);
-    return same_list(&a->status.uncounted_failed, &b->status.uncounted_failed, w, why, cap);
+    if (!same_list(&a->status.uncounted_failed, &b->status.uncounted_failed, w, why, cap))
+        return false;
+    SAME_NUM(n_nested);
+    for (size_t i = 0; i < a->n_nested; i++) {
+        const struct jg_nested_value *x = &a->nested[i], *y = &b->nested[i];
+        /* the field is a C string too: the rules pass it on as a field path */
+        bool terminated = x->field.p && x->field.p[x->field.n] == '\0' && y->field.p &&
+                          y->field.p[y->field.n] == '\0';
+        if (x->which != y->which || !jg_str_eq(x->field, y->field) ||
+            !jg_str_eq(x->value, y->value) || !terminated) {
+            snprintf(why, cap, "%snested[%zu]: %u %.*s=\"%.*s\"%s vs %u %.*s=\"%.*s\"%s", where, i,
+                     x->which, (int)(x->field.n > 120 ? 120 : x->field.n),
+                     x->field.p ? x->field.p : "", (int)(x->value.n > 80 ? 80 : x->value.n),
+                     x->value.p ? x->value.p : "",
+                     x->field.p && x->field.p[x->field.n] ? " (not NUL-terminated)" : "", y->which,
+                     (int)(y->field.n > 120 ? 120 : y->field.n), y->field.p ? y->field.p : "",
+                     (int)(y->value.n > 80 ? 80 : y->value.n), y->value.p ? y->value.p : "",
+                     y->field.p && y->field.p[y->field.n] ? " (not NUL-terminated)" : "");
+            return false;
+        }
+    }
+    return true;
+}
+
+static const char *row_name(const struct jg_policy_target *t, char *buf, size_t cap) {
+    if (!t) return "(none)";
+    snprintf(buf, cap, "%s/%s %s (%p)", t->group, t->versions.n ? t->versions.v[0] : "", t->kind,
+             (const void *)t);
+    return buf;
 }
 
 static bool same_request(const struct jg_request *a, const struct jg_request *b, char *why,
@@ -307,6 +336,12 @@ static bool same_request(const struct jg_request *a, const struct jg_request *b,
     SAME_STR(resource);
     SAME_STR(sub_resource);
     SAME_NUM(target);
+    if (a->row != b->row) { /* the same table entry: a built-in row or the policy's own */
+        char x[200], y[200];
+        snprintf(why, cap, "%srow: %s vs %s", where, row_name(a->row, x, sizeof x),
+                 row_name(b->row, y, sizeof y));
+        return false;
+    }
     SAME_STR(name);
     SAME_STR(namespace_);
     SAME_STR(username);
@@ -360,7 +395,7 @@ static void compare(const char *body, size_t len, const struct jg_config *cfg, c
     memcpy(d.p, body, len);
     d.p[len] = '\0';
     struct ref_bignum bigs[32];
-    struct ref_options opt = {choose_marker(body, len), bigs, 0};
+    struct ref_options opt = {choose_marker(body, len), bigs, 0, cfg->policy};
     struct ref_review rr;
     struct ref_result res;
     enum ref_status rst;
@@ -456,9 +491,44 @@ void refdiff_run(const char *body, size_t len, const struct jg_config *cfg, stru
     memset(out, 0, sizeof *out);
     jg_review sr;
     jg_decode_error se;
-    enum jg_decode_status sst = jg_decode_review(body, len, &sr, &se);
+    enum jg_decode_status sst = jg_decode_review_policy(body, len, cfg->policy, &sr, &se);
     compare(body, len, cfg, &sr, sst, &se, out);
     jg_review_free(&sr);
+}
+
+const struct jg_policy *refdiff_test_policy(void) {
+    static const char json[] =
+        "{\"targets\":["
+        "{\"group\":\"jobset.x-k8s.io\",\"versions\":[\"v1alpha2\"],\"kind\":\"JobSet\","
+        "\"resource\":\"jobsets\",\"managedByPath\":\"spec.managedBy\","
+        "\"reservedValue\":\"jobset.sigs.k8s.io/jobset-controller\",\"nestedPaths\":["
+        "{\"path\":\"spec.replicatedJobs[*].template.spec.managedBy\",\"reservedValue\":\"\"},"
+        "{\"path\":\"spec.replicatedJobs[*].template.metadata.name\",\"reservedValue\":\"\"},"
+        "{\"path\":\"spec.groups[*].members[*].managedBy\",\"reservedValue\":\"\"},"
+        "{\"path\":\"managedBy\",\"reservedValue\":\"\"}]},"
+        "{\"group\":\"example.com\",\"versions\":[\"v1\"],\"kind\":\"Widget\","
+        "\"resource\":\"widgets\",\"managedByPath\":\"metadata.name\","
+        "\"reservedValue\":\"example.com/widget\"},"
+        "{\"group\":\"ray.io\",\"versions\":[\"v2\"],\"kind\":\"RayJobX\","
+        "\"resource\":\"rayjobs\",\"managedByPath\":\"spec.x[*].y\","
+        "\"reservedValue\":\"ray.io/kuberay-operator\"},"
+        "{\"group\":\"example.com\",\"versions\":[\"v1\"],\"kind\":\"Gadget\","
+        "\"resource\":\"gadgets\",\"managedByPath\":\"kind\","
+        "\"reservedValue\":\"example.com/gadget\","
+        "\"nestedPaths\":[{\"path\":\"metadata.name\",\"reservedValue\":\"\"}]},"
+        "{\"group\":\"kubeflow.org\",\"versions\":[\"v3\"],\"kind\":\"MPIJob\","
+        "\"resource\":\"mpijobs\",\"managedByPath\":\"spec.runPolicy.managedBy\","
+        "\"reservedValue\":\"kubeflow.org/mpi-operator\"}]}";
+    static struct jg_policy *p;
+    if (!p) {
+        char err[512];
+        p = jg_policy_load_buffer("refdiff-test-policy", json, sizeof json - 1, err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "refdiff_test_policy: %s\n", err);
+            abort();
+        }
+    }
+    return p;
 }
 
 const char *refdiff_kind_name(enum refdiff_kind k) {

@@ -36,4 +36,12 @@ void refdiff_run(const char *body, size_t len, const struct jg_config *cfg, stru
 
 const char *refdiff_kind_name(enum refdiff_kind k);
 
+/* A policy whose target rows stretch the CRD walk beyond the built-in rows (loaded once, never
+ * freed): a JobSet row replacing the built-in one with four nested paths (two sharing a list,
+ * one inside two lists, one at the top level), example.com Widget (managedByPath metadata.name)
+ * and Gadget (managedByPath "kind", so no kind check), ray.io RayJobX (resource "rayjobs" at v2
+ * only: the built-in RayJob keeps v1) and an MPIJob row (v3) replacing both built-in MPIJob rows.
+ * The fuzz target and the refdecode suite run inputs under it as well as under no policy. */
+const struct jg_policy *refdiff_test_policy(void);
+
 #endif
