@@ -6,6 +6,9 @@
  *  - member order never changes the answer (regressions of the decoder fixed by this check).
  * Usage: test_refdecode CASES_DIR FUZZ_DIR */
 #include "jobguard/admit.h"
+#include "jobguard/policy.h"
+#include "jobguard/targets.h"
+#include "refdecode.h"
 #include "refdiff.h"
 
 #include <check.h>
@@ -45,22 +48,55 @@ static void add_dir(const char *dir, bool review) {
     closedir(d);
 }
 
-static struct refdiff run(const char *body, size_t len, enum jg_parity parity) {
+/* Both decoders under `policy` (NULL: the built-in target rows), as the server runs with it. */
+static struct refdiff run_p(const char *body, size_t len, enum jg_parity parity,
+                            const struct jg_policy *policy) {
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     cfg.parity = parity;
+    jg_config_modes_unset(&cfg);
+    jg_policy_apply(policy, &cfg);
     struct refdiff d;
     refdiff_run(body, len, &cfg, &d);
     return d;
 }
 
+static struct refdiff run(const char *body, size_t len, enum jg_parity parity) {
+    return run_p(body, len, parity, NULL);
+}
+
+/* A case (DIR/review.json) under its DIR/policy.json when it has one; a seed or regression under
+ * no policy and under refdiff_test_policy(). */
 START_TEST(corpus_agrees) {
     size_t len;
     char *body = slurp(files[_i], &len);
     ck_assert_ptr_nonnull(body);
-    for (int parity = JG_PARITY_1_35; parity <= JG_PARITY_1_36; parity++) {
-        struct refdiff d = run(body, len, (enum jg_parity)parity);
-        ck_assert_msg(d.kind != RD_DIFFER, "%s: %s", files[_i], d.detail);
+    const struct jg_policy *policies[2] = {NULL, refdiff_test_policy()};
+    struct jg_policy *own = NULL;
+    size_t n = strlen(files[_i]);
+    static const char review_json[] = "/review.json";
+    bool is_case = n > sizeof review_json &&
+                   strcmp(files[_i] + n - (sizeof review_json - 1), review_json) == 0;
+    if (is_case) {
+        char p[4400], why[1024];
+        snprintf(p, sizeof p, "%.*s/policy.json", (int)(n - (sizeof review_json - 1)), files[_i]);
+        FILE *f = fopen(p, "rb");
+        if (f) {
+            fclose(f);
+            own = jg_policy_load_file(p, why, sizeof why);
+            ck_assert_msg(own != NULL, "%s: %s", p, why);
+        }
+        policies[0] = own;
     }
+    for (int k = 0; k < (is_case ? 1 : 2); k++)
+        for (int parity = JG_PARITY_1_35; parity <= JG_PARITY_1_36; parity++) {
+            struct refdiff d = run_p(body, len, (enum jg_parity)parity, policies[k]);
+            ck_assert_msg(d.kind != RD_DIFFER, "%s%s: %s", files[_i],
+                          k     ? " (test policy)"
+                          : own ? " (its policy.json)"
+                                : "",
+                          d.detail);
+        }
+    jg_policy_free(own);
     free(body);
 }
 END_TEST
@@ -293,6 +329,404 @@ START_TEST(member_order) {
 }
 END_TEST
 
+/* ---- CRD targets ---- */
+
+#define JOBSETS                                                                                    \
+    "\"resource\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"resource\":"           \
+    "\"jobsets\"}"
+
+/* An AdmissionReview whose request members are `members` (no braces, no trailing comma). */
+static char *req(const char *members) {
+    size_t n = strlen(ENV) + strlen(members) + 8;
+    char *s = malloc(n);
+    snprintf(s, n, "%s%s}}", ENV, members);
+    return s;
+}
+
+/* A CREATE of `route` ("resource":{...} and/or "kind":{...}) with `object`. */
+static char *crd_create(const char *route, const char *object) {
+    size_t n = strlen(route) + strlen(object) + 64;
+    char *m = malloc(n);
+    snprintf(m, n, "\"uid\":\"u\",\"operation\":\"CREATE\",%s,\"object\":%s", route, object);
+    char *b = req(m);
+    free(m);
+    return b;
+}
+
+#define ANY_VERDICT (-1)
+
+/* The comparator under `policy`, then the verdict users see (and part of its message). */
+static void expect_p(const struct jg_policy *policy, const char *body, enum refdiff_kind kind,
+                     unsigned exceptions, int verdict, const char *message_part) {
+    struct refdiff d = run_p(body, strlen(body), JG_PARITY_1_35, policy);
+    ck_assert_msg(d.kind == kind, "%.400s: %s (%s), expected %s", body, refdiff_kind_name(d.kind),
+                  d.detail, refdiff_kind_name(kind));
+    ck_assert_msg(d.exceptions == exceptions, "%.400s: exceptions %u, expected %u", body,
+                  d.exceptions, exceptions);
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    jg_config_modes_unset(&cfg);
+    jg_policy_apply(policy, &cfg);
+    jg_buf out = JG_BUF_INIT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    enum jg_verdict v = jg_admit(body, strlen(body), &cfg, &out, &o);
+    if (verdict != ANY_VERDICT) ck_assert_int_eq(v, verdict);
+    if (message_part)
+        ck_assert_msg(o.message.data && strstr(o.message.data, message_part), "%.400s: %s", body,
+                      o.message.data ? o.message.data : "(none)");
+    jg_outcome_free(&o);
+    jg_buf_free(&out);
+}
+
+/* The reference's view of `body` (which both decoders must agree on: checked first). */
+static const struct jg_request *ref_view(const struct jg_policy *policy, const char *body,
+                                         struct ref_review *rr) {
+    expect_p(policy, body, RD_SAME_VIEW, 0, ANY_VERDICT, NULL); /* the rules may deny it */
+    struct ref_options opt = {.policy = policy};
+    struct ref_result res;
+    ck_assert_int_eq(ref_decode_review(body, strlen(body), &opt, rr, &res), REF_OK);
+    return &rr->review.req;
+}
+
+static const struct jg_policy_target *builtin(const char *group, const char *kind,
+                                              const char *version) {
+    for (size_t i = 0; i < jg_builtin_target_count; i++) {
+        const struct jg_policy_target *t = &jg_builtin_targets[i];
+        if (strcmp(t->group, group) || strcmp(t->kind, kind)) continue;
+        for (size_t v = 0; v < t->versions.n; v++)
+            if (strcmp(t->versions.v[v], version) == 0) return t;
+    }
+    ck_abort_msg("no built-in row %s/%s %s", group, version, kind);
+    return NULL;
+}
+
+static void nested_is(const struct jg_job *j, size_t i, unsigned which, const char *field,
+                      const char *value) {
+    ck_assert_uint_gt(j->n_nested, i);
+    const struct jg_nested_value *v = &j->nested[i];
+    ck_assert_uint_eq(v->which, which);
+    ck_assert_msg(jg_str_eq_lit(v->field, field) && v->field.p[v->field.n] == '\0',
+                  "nested[%zu].field %.*s, expected %s", i, (int)v->field.n, v->field.p, field);
+    ck_assert_msg(jg_str_eq_lit(v->value, value), "nested[%zu].value %.*s, expected %s", i,
+                  (int)v->value.n, v->value.p, value);
+}
+
+START_TEST(crd_views) {
+    struct ref_review rr;
+    /* JobSet: the nested copies in document order, null elements and null values skipped */
+    char *b = crd_create(
+        JOBSETS,
+        "{\"kind\":\"JobSet\",\"metadata\":{\"name\":\"js\",\"labels\":{\"a\":\"b\"}},"
+        "\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"replicatedJobs\":["
+        "{\"name\":\"a\",\"template\":{\"spec\":{\"managedBy\":\"x.io/a\"}}},null,"
+        "{\"template\":{\"spec\":{\"managedBy\":null}}},{\"template\":null},"
+        "{\"template\":{\"spec\":null}},{\"template\":{\"spec\":{\"managedBy\":\"\"}}}]}}");
+    const struct jg_request *q = ref_view(NULL, b, &rr);
+    ck_assert_int_eq(q->target, JG_TARGET_CRD);
+    ck_assert_ptr_eq(q->row, builtin("jobset.x-k8s.io", "JobSet", "v1alpha2"));
+    ck_assert(jg_str_eq_lit(q->object.name, "js"));
+    ck_assert(q->object.spec.managed_by.set);
+    ck_assert(jg_str_eq_lit(q->object.spec.managed_by.s, "kueue.x-k8s.io/multikueue"));
+    ck_assert_uint_eq(q->object.n_nested, 2);
+    nested_is(&q->object, 0, 0, "spec.replicatedJobs[0].template.spec.managedBy", "x.io/a");
+    nested_is(&q->object, 1, 0, "spec.replicatedJobs[5].template.spec.managedBy", "");
+    ref_review_free(&rr);
+    free(b);
+    /* null anywhere on the path: nothing read; a managedBy of null is unset */
+    static const char *const nulls[] = {
+        "{\"spec\":null}", "{\"spec\":{\"replicatedJobs\":null,\"managedBy\":null}}",
+        "{\"spec\":{\"replicatedJobs\":[]}}", "{\"metadata\":null,\"kind\":null}"};
+    for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++) {
+        b = crd_create(JOBSETS, nulls[i]);
+        q = ref_view(NULL, b, &rr);
+        ck_assert(q->object.present && !q->object.spec.managed_by.set);
+        ck_assert_uint_eq(q->object.n_nested, 0);
+        ref_review_free(&rr);
+        free(b);
+    }
+    /* Kubeflow: spec.runPolicy.managedBy; spec.managedBy is no field of theirs (not read) */
+    b = crd_create("\"resource\":{\"group\":\"kubeflow.org\",\"version\":\"v1\",\"resource\":"
+                   "\"pytorchjobs\"}",
+                   "{\"kind\":\"PyTorchJob\",\"spec\":{\"managedBy\":5,\"runPolicy\":{"
+                   "\"managedBy\":\"kueue.x-k8s.io/multikueue\"}}}");
+    q = ref_view(NULL, b, &rr);
+    ck_assert_ptr_eq(q->row, builtin("kubeflow.org", "PyTorchJob", "v1"));
+    ck_assert(jg_str_eq_lit(q->object.spec.managed_by.s, "kueue.x-k8s.io/multikueue"));
+    ref_review_free(&rr);
+    free(b);
+    /* RayJob: the embedded RayCluster spec's copy */
+    b = crd_create(
+        "\"resource\":{\"group\":\"ray.io\",\"version\":\"v1\",\"resource\":\"rayjobs\"}",
+        "{\"spec\":{\"rayClusterSpec\":{\"managedBy\":\"ray.io/kuberay-operator\"}}}");
+    q = ref_view(NULL, b, &rr);
+    ck_assert_ptr_eq(q->row, builtin("ray.io", "RayJob", "v1"));
+    ck_assert(!q->object.spec.managed_by.set);
+    ck_assert_uint_eq(q->object.n_nested, 1);
+    nested_is(&q->object, 0, 0, "spec.rayClusterSpec.managedBy", "ray.io/kuberay-operator");
+    ref_review_free(&rr);
+    free(b);
+    /* MPIJob: v2beta1 and v1 are two rows; a version neither lists: the first (v2beta1) */
+    static const char *const mpi[][2] = {{"v2beta1", "v2beta1"}, {"v1", "v1"}, {"v9", "v2beta1"}};
+    for (int i = 0; i < 3; i++) {
+        char route[200];
+        snprintf(route, sizeof route,
+                 "\"resource\":{\"group\":\"kubeflow.org\",\"version\":\"%s\",\"resource\":"
+                 "\"mpijobs\"}",
+                 mpi[i][0]);
+        b = crd_create(route, "{\"kind\":\"MPIJob\",\"spec\":{\"runPolicy\":{}}}");
+        q = ref_view(NULL, b, &rr);
+        ck_assert_ptr_eq(q->row, builtin("kubeflow.org", "MPIJob", mpi[i][1]));
+        ref_review_free(&rr);
+        free(b);
+    }
+    /* routed by kind alone (no resource, or an empty one): the row's resource, the kind's GV */
+    static const char *const by_kind[] = {
+        "\"kind\":{\"group\":\"ray.io\",\"version\":\"v1\",\"kind\":\"RayJob\"}",
+        "\"resource\":{\"group\":\"x\",\"version\":\"v7\",\"resource\":\"\"},\"kind\":{\"group\":"
+        "\"ray.io\",\"version\":\"v1\",\"kind\":\"RayJob\"}"};
+    for (int i = 0; i < 2; i++) {
+        b = crd_create(by_kind[i], "{\"spec\":{\"managedBy\":\"a.io/b\"}}");
+        q = ref_view(NULL, b, &rr);
+        ck_assert_ptr_eq(q->row, builtin("ray.io", "RayJob", "v1"));
+        ck_assert(jg_str_eq_lit(q->resource, "rayjobs") && jg_str_eq_lit(q->group, "ray.io") &&
+                  jg_str_eq_lit(q->version, "v1"));
+        ref_review_free(&rr);
+        free(b);
+    }
+    /* no row names it: not a target, objects not read */
+    b = crd_create("\"resource\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\","
+                   "\"resource\":\"jobsetz\"}",
+                   "{\"spec\":5}");
+    q = ref_view(NULL, b, &rr);
+    ck_assert_int_eq(q->target, JG_TARGET_OTHER);
+    ck_assert_ptr_null(q->row);
+    ck_assert(!q->object.present);
+    ref_review_free(&rr);
+    free(b);
+    /* batch Job keeps its own row */
+    b = crd_create("\"resource\":{\"group\":\"batch\",\"version\":\"v2\",\"resource\":\"jobs\"}",
+                   "{}");
+    q = ref_view(NULL, b, &rr);
+    ck_assert_int_eq(q->target, JG_TARGET_JOB);
+    ck_assert_ptr_eq(q->row, builtin("batch", "Job", "v1"));
+    ref_review_free(&rr);
+    free(b);
+}
+END_TEST
+
+/* An UPDATE of JobSets' `sub` subresource ("" for none) with the given object members. */
+static char *jobset_update(const char *sub, const char *objects) {
+    char m[2000];
+    snprintf(m, sizeof m, "\"uid\":\"u\",\"operation\":\"UPDATE\",%s,\"subResource\":\"%s\",%s",
+             JOBSETS, sub, objects);
+    return req(m);
+}
+
+START_TEST(crd_subresources) {
+    static const char old_js[] = "\"oldObject\":{\"spec\":{\"managedBy\":\"a.io/b\"}}";
+    /* status: both objects read and required */
+    char *b = jobset_update("status", "\"object\":{\"spec\":{\"managedBy\":\"a.io/b\"}}");
+    expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.oldObject: required for UPDATE");
+    free(b);
+    b = jobset_update("status", "\"object\":{\"spec\":{\"managedBy\":\"a.io/b\"}},"
+                                "\"oldObject\":{\"spec\":{\"replicatedJobs\":[7]}}");
+    expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.oldObject.spec.replicatedJobs[0]: must be an object, got an integer");
+    free(b);
+    b = jobset_update("status", "\"object\":{\"spec\":{\"managedBy\":\"a.io/b\"}},"
+                                "\"oldObject\":{\"spec\":{\"managedBy\":\"a.io/b\"}}");
+    expect_p(NULL, b, RD_SAME_VIEW, 0, JG_VERDICT_ALLOWED, NULL);
+    free(b);
+    /* scale: not required, but read (and checked) when sent */
+    b = jobset_update("scale", "\"object\":{\"kind\":\"Scale\"}");
+    expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.object.kind: expected \"JobSet\", got \"Scale\"");
+    free(b);
+    b = jobset_update("scale", "\"object\":null");
+    expect_p(NULL, b, RD_SAME_VIEW, 0, JG_VERDICT_ALLOWED, NULL);
+    free(b);
+    /* the objects come before the routing fields: read once the request is routed */
+    char m[1000];
+    snprintf(m, sizeof m,
+             "\"object\":{\"spec\":{\"managedBy\":[]}},%s,\"uid\":\"u\",\"operation\":\"UPDATE\","
+             "\"dryRun\":7,%s",
+             old_js, JOBSETS);
+    b = req(m);
+    expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.dryRun: must be a boolean, got an integer");
+    free(b);
+    snprintf(m, sizeof m,
+             "\"uid\":\"u\",\"operation\":\"UPDATE\",%s,\"object\":{\"spec\":{\"managedBy\":[]}},"
+             "%s,\"dryRun\":7",
+             JOBSETS, old_js);
+    b = req(m);
+    expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.object.spec.managedBy: must be a string, got an array");
+    free(b);
+    /* DELETE: no object read */
+    snprintf(m, sizeof m, "\"uid\":\"u\",\"operation\":\"DELETE\",%s,\"oldObject\":{\"spec\":5}",
+             JOBSETS);
+    b = req(m);
+    expect_p(NULL, b, RD_SAME_VIEW, 0, JG_VERDICT_ALLOWED, NULL);
+    free(b);
+}
+END_TEST
+
+START_TEST(crd_refusals) {
+    static const char *const cases[][2] = {
+        {"{\"spec\":{\"replicatedJobs\":[{},\"x\"]}}",
+         "request.object.spec.replicatedJobs[1]: must be an object, got a string"},
+        {"{\"spec\":{\"managedBy\":5}}",
+         "request.object.spec.managedBy: must be a string, got an integer"},
+        {"{\"spec\":{\"replicatedJobs\":{}}}",
+         "request.object.spec.replicatedJobs: must be an array, got an object"},
+        {"{\"spec\":[]}", "request.object.spec: must be an object, got an array"},
+        {"{\"spec\":{\"replicatedJobs\":[null,{\"template\":{\"spec\":{\"managedBy\":true}}}]}}",
+         "request.object.spec.replicatedJobs[1].template.spec.managedBy: must be a string, got a "
+         "boolean"},
+        {"{\"spec\":{\"replicatedJobs\":[{\"template\":[1]}]}}",
+         "request.object.spec.replicatedJobs[0].template: must be an object, got an array"},
+        {"{\"spec\":{\"replicatedJobs\":[{\"template\":{\"spec\":1.5}}]}}",
+         "request.object.spec.replicatedJobs[0].template.spec: must be an object, got a "
+         "non-integer number"},
+        {"{\"metadata\":{\"name\":1}}",
+         "request.object.metadata.name: must be a string, got an integer"},
+        {"{\"metadata\":\"m\"}", "request.object.metadata: must be an object, got a string"},
+        {"{\"kind\":\"Job\"}", "request.object.kind: expected \"JobSet\", got \"Job\""},
+        {"{\"kind\":[]}", "request.object.kind: must be a string, got an array"},
+        /* the first problem in document order */
+        {"{\"spec\":{\"replicatedJobs\":[5],\"managedBy\":5},\"kind\":\"X\"}",
+         "request.object.spec.replicatedJobs[0]: must be an object, got an integer"},
+        {"{\"kind\":\"X\",\"spec\":{\"replicatedJobs\":[5]}}",
+         "request.object.kind: expected \"JobSet\", got \"X\""},
+        {"\"js\"", "request.object: must be an object, got a string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *b = crd_create(JOBSETS, cases[i][0]);
+        expect_p(NULL, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST, cases[i][1]);
+        free(b);
+    }
+    /* a key repeated on a path is refused; off the paths it is ignored */
+    static const char *const dups[] = {
+        "{\"spec\":{},\"spec\":{}}",
+        "{\"spec\":{\"replicatedJobs\":[{\"template\":{\"spec\":{\"managedBy\":\"a/b\","
+        "\"managedBy\":\"a/b\"}}}]}}",
+        "{\"spec\":{\"replicatedJobs\":[{\"template\":{},\"templat\\u0065\":{}}]}}",
+        "{\"metadata\":{\"name\":\"a\",\"name\":null}}",
+        "{\"spec\":{\"replicatedJobs\":null,\"replicatedJobs\":[]}}",
+    };
+    for (size_t i = 0; i < sizeof dups / sizeof *dups; i++) {
+        char *b = crd_create(JOBSETS, dups[i]);
+        expect_p(NULL, b, RD_SAME_DUPLICATE, RD_EX_DUPLICATE, JG_VERDICT_BAD_REQUEST,
+                 "duplicate object key");
+        free(b);
+    }
+    static const char *const ignored[] = {
+        "{\"metadata\":{\"labels\":{\"x\":\"1\",\"x\":\"2\"}}}",
+        "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"name\":\"b\"},{\"template\":{}}]}}",
+        "{\"status\":1,\"status\":2,\"apiVersion\":3,\"apiVersion\":4}",
+    };
+    for (size_t i = 0; i < sizeof ignored / sizeof *ignored; i++) {
+        char *b = crd_create(JOBSETS, ignored[i]);
+        expect_p(NULL, b, RD_SAME_VIEW, RD_EX_DUPLICATE, JG_VERDICT_ALLOWED, NULL);
+        free(b);
+    }
+    /* "kind" is no path's: each occurrence is checked, a repeat is no error of its own */
+    char *b = crd_create(JOBSETS, "{\"kind\":\"JobSet\",\"kind\":\"JobSet\"}");
+    expect_p(NULL, b, RD_SAME_VIEW, RD_EX_DUPLICATE, JG_VERDICT_ALLOWED, NULL);
+    free(b);
+    b = crd_create(JOBSETS, "{\"kind\":\"JobSet\",\"kind\":\"Job\"}");
+    expect_p(NULL, b, RD_SAME_REFUSAL, RD_EX_DUPLICATE, JG_VERDICT_BAD_REQUEST,
+             "request.object.kind: expected \"JobSet\", got \"Job\"");
+    free(b);
+}
+END_TEST
+
+START_TEST(crd_policy_rows) {
+    const struct jg_policy *p = refdiff_test_policy();
+    struct ref_review rr;
+    /* the policy's JobSet row: four nested paths, in document order across them */
+    char *b = crd_create(
+        JOBSETS, "{\"managedBy\":\"top/level\",\"spec\":{\"groups\":[{\"members\":[null,"
+                 "{\"managedBy\":\"g0/m1\"}]},null,{\"members\":[{\"managedBy\":\"g2/m0\"}]}],"
+                 "\"replicatedJobs\":[{\"template\":{\"metadata\":{\"name\":\"t0\"},\"spec\":{"
+                 "\"managedBy\":\"r0/s\"}}},{\"template\":{\"spec\":{\"managedBy\":\"r1/s\"},"
+                 "\"metadata\":{\"name\":\"t1\"}}}]}}");
+    const struct jg_request *q = ref_view(p, b, &rr);
+    ck_assert_ptr_eq(q->row, &p->targets[0]);
+    ck_assert_uint_eq(q->object.n_nested, 7);
+    nested_is(&q->object, 0, 3, "managedBy", "top/level");
+    nested_is(&q->object, 1, 2, "spec.groups[0].members[1].managedBy", "g0/m1");
+    nested_is(&q->object, 2, 2, "spec.groups[2].members[0].managedBy", "g2/m0");
+    nested_is(&q->object, 3, 1, "spec.replicatedJobs[0].template.metadata.name", "t0");
+    nested_is(&q->object, 4, 0, "spec.replicatedJobs[0].template.spec.managedBy", "r0/s");
+    nested_is(&q->object, 5, 0, "spec.replicatedJobs[1].template.spec.managedBy", "r1/s");
+    nested_is(&q->object, 6, 1, "spec.replicatedJobs[1].template.metadata.name", "t1");
+    ref_review_free(&rr);
+    free(b);
+    b = crd_create(JOBSETS, "{\"spec\":{\"groups\":[{\"members\":[{},3]}]}}");
+    expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.object.spec.groups[0].members[1]: must be an object, got an integer");
+    free(b);
+    b = crd_create(JOBSETS, "{\"managedBy\":{}}");
+    expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
+             "request.object.managedBy: must be a string, got an object");
+    free(b);
+    /* Widget: managedByPath metadata.name, read once for both */
+    b = crd_create("\"resource\":{\"group\":\"example.com\",\"version\":\"v1\",\"resource\":"
+                   "\"widgets\"}",
+                   "{\"metadata\":{\"name\":\"example.com/w\"}}");
+    q = ref_view(p, b, &rr);
+    ck_assert_ptr_eq(q->row, &p->targets[1]);
+    ck_assert(jg_str_eq_lit(q->object.name, "example.com/w"));
+    ck_assert(jg_str_eq_lit(q->object.spec.managed_by.s, "example.com/w"));
+    ref_review_free(&rr);
+    free(b);
+    /* Gadget: managedByPath "kind", so no kind check */
+    b = crd_create("\"kind\":{\"group\":\"example.com\",\"version\":\"v1\",\"kind\":\"Gadget\"}",
+                   "{\"kind\":\"example.com/other\",\"metadata\":{\"name\":\"g\"}}");
+    q = ref_view(p, b, &rr);
+    ck_assert_ptr_eq(q->row, &p->targets[3]);
+    ck_assert(jg_str_eq_lit(q->object.spec.managed_by.s, "example.com/other"));
+    nested_is(&q->object, 0, 0, "metadata.name", "g");
+    ref_review_free(&rr);
+    free(b);
+    b = crd_create("\"kind\":{\"group\":\"example.com\",\"version\":\"v1\",\"kind\":\"Gadget\"}",
+                   "{\"kind\":\"a/b\",\"kind\":\"c/d\"}");
+    expect_p(p, b, RD_SAME_DUPLICATE, RD_EX_DUPLICATE, JG_VERDICT_BAD_REQUEST,
+             "duplicate object key");
+    free(b);
+    /* rayjobs: v1 is the built-in RayJob's, v2 RayJobX's, v3 nobody's: the first row (policy) */
+    static const char *const ray[] = {"v1", "v2", "v3"};
+    for (int i = 0; i < 3; i++) {
+        char route[200];
+        snprintf(route, sizeof route,
+                 "\"resource\":{\"group\":\"ray.io\",\"version\":\"%s\",\"resource\":\"rayjobs\"}",
+                 ray[i]);
+        b = crd_create(route, "{\"spec\":{\"x\":[{\"y\":\"a/b\"}]}}");
+        q = ref_view(p, b, &rr);
+        ck_assert_ptr_eq(q->row, i ? &p->targets[2] : builtin("ray.io", "RayJob", "v1"));
+        ck_assert_int_eq(q->object.spec.managed_by.set, i != 0);
+        ref_review_free(&rr);
+        free(b);
+    }
+    /* MPIJob: the policy row replaces both built-in rows, at every version */
+    static const char *const mpi[] = {"v1", "v2beta1", "v3"};
+    for (int i = 0; i < 3; i++) {
+        char route[200];
+        snprintf(route, sizeof route,
+                 "\"kind\":{\"group\":\"kubeflow.org\",\"version\":\"%s\",\"kind\":\"MPIJob\"}",
+                 mpi[i]);
+        b = crd_create(route, "{\"kind\":\"MPIJob\"}");
+        q = ref_view(p, b, &rr);
+        ck_assert_ptr_eq(q->row, &p->targets[4]);
+        ref_review_free(&rr);
+        free(b);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s CASES_DIR FUZZ_DIR\n", argv[0]);
@@ -321,6 +755,10 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, depth);
     tcase_add_test(tc, agreed_edges);
     tcase_add_test(tc, member_order);
+    tcase_add_test(tc, crd_views);
+    tcase_add_test(tc, crd_subresources);
+    tcase_add_test(tc, crd_refusals);
+    tcase_add_test(tc, crd_policy_rows);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
