@@ -594,6 +594,14 @@ function scenarios(ctx) {
     const n = notes();
     c('NOTES: helm install prints them', n.ok && /jobguard .* is installed/.test(n.notes || ''), n.err?.trim() || n.notes);
     c('NOTES: no warning with two replicas', n.ok && !/WARNING/.test(n.notes || ''), n.notes);
+    c('NOTES: list targets.jobguard.io with the 15 CRD kinds and their status webhooks', n.ok &&
+      /targets\.jobguard\.io: CREATE\/UPDATE of 15 CRD kinds, failurePolicy Fail:\n\s+appwrappers\.workload\.codeflare\.dev, .*taskruns\.tekton\.dev/.test(n.notes || '') &&
+      /one status webhook per CRD kind \(15\)/.test(n.notes || ''), n.notes);
+    const np = notes({ values: { policy: POLICY, targets: allTargets(false) } });
+    c('NOTES: policy target rows are listed (a core-group resource without a trailing dot)', np.ok &&
+      /targets\.jobguard\.io: CREATE\/UPDATE of 2 CRD kinds, failurePolicy Fail:\n\s+widgets\.example\.com, gadgets\n/.test(np.notes || ''), np.err?.trim() || np.notes);
+    const nn = notes({ values: { targets: allTargets(false) } });
+    c('NOTES: no targets line without target rows', nn.ok && !/targets\.jobguard\.io|status webhook per CRD/.test(nn.notes || ''), nn.notes);
     const n1 = notes({ set: ['replicaCount=1'] });
     c('NOTES: replicaCount 1 warns', n1.ok && /WARNING: one replica/.test(n1.notes || ''), n1.err?.trim() || n1.notes);
   }
