@@ -1019,7 +1019,7 @@ static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cu
                          jg_str key) {
     char path[PATH_MAX_LEN + CRD_FIELD_MAX];
     crd_path(w, path);
-    char k[KEY_MAX];
+    char k[CRD_FIELD_MAX]; /* a row's field name can be longer than any key of Job's */
     snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
     jg_opt_str v;
     TRY(rd_str(sc, path, k, &v));
@@ -1062,7 +1062,7 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
     char next;
     size_t len = seg_name(c[0].seg, &next);
     if (next == 0) return crd_leaf(sc, w, c, n, key);
-    char path[PATH_MAX_LEN + CRD_FIELD_MAX], k[KEY_MAX];
+    char path[PATH_MAX_LEN + CRD_FIELD_MAX], k[CRD_FIELD_MAX];
     crd_path(w, path);
     snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
     size_t saved = w->field_len;
