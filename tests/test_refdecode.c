@@ -727,6 +727,41 @@ START_TEST(crd_policy_rows) {
 }
 END_TEST
 
+/* A policy row's field names may be longer than any key the decoder reads for Job (a 70-byte
+ * one here): the messages name them whole. */
+START_TEST(crd_long_field_names) {
+    char seg[71], pol[1024], err[512];
+    memset(seg, 'b', 70);
+    seg[70] = '\0';
+    snprintf(pol, sizeof pol,
+             "{\"targets\":[{\"group\":\"example.com\",\"versions\":[\"v1\"],\"kind\":\"Long\","
+             "\"resource\":\"longs\",\"managedByPath\":\"spec.%s\",\"reservedValue\":"
+             "\"example.com/x\",\"nestedPaths\":[{\"path\":\"%s[*].x\",\"reservedValue\":\"\"}]}]}",
+             seg, seg);
+    struct jg_policy *p = jg_policy_load_buffer("long", pol, strlen(pol), err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    static const char route[] =
+        "\"resource\":{\"group\":\"example.com\",\"version\":\"v1\",\"resource\":\"longs\"}";
+    char obj[400], msg[400];
+    snprintf(obj, sizeof obj, "{\"spec\":{\"%s\":5}}", seg);
+    snprintf(msg, sizeof msg, "request.object.spec.%s: must be a string, got an integer", seg);
+    char *b = crd_create(route, obj);
+    expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST, msg);
+    free(b);
+    snprintf(obj, sizeof obj, "{\"%s\":[{\"x\":{}}]}", seg);
+    snprintf(msg, sizeof msg, "request.object.%s[0].x: must be a string, got an object", seg);
+    b = crd_create(route, obj);
+    expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST, msg);
+    free(b);
+    snprintf(obj, sizeof obj, "{\"%s\":{}}", seg);
+    snprintf(msg, sizeof msg, "request.object.%s: must be an array, got an object", seg);
+    b = crd_create(route, obj);
+    expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST, msg);
+    free(b);
+    jg_policy_free(p);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s CASES_DIR FUZZ_DIR\n", argv[0]);
@@ -759,6 +794,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, crd_subresources);
     tcase_add_test(tc, crd_refusals);
     tcase_add_test(tc, crd_policy_rows);
+    tcase_add_test(tc, crd_long_field_names);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
