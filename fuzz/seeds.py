@@ -3,7 +3,8 @@
 
 fuzz_admit needs no generated seeds: run.sh copies tests/cases/*/review.json at run time.
 fuzz_indexes input: int32 LE completions, completed list, '|', failed list.
-fuzz_managedby input: the raw value. Hand-written seeds (names starting with 'h-') are kept."""
+fuzz_managedby input: the raw value (every "managedBy" string of the cases' objects, CRD targets'
+paths and nested copies included). Hand-written seeds (names starting with 'h-') are kept."""
 import hashlib, json, os, struct, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -16,6 +17,21 @@ def write(target, data):
     name = "c-" + hashlib.sha1(data).hexdigest()[:16]
     with open(os.path.join(d, name), "wb") as f:
         f.write(data)
+
+
+def managed_by_values(v):
+    """Every string at a "managedBy" key anywhere in v: Job's and CronJob's fields and the CRD
+    targets' (spec.runPolicy.managedBy, nested copies such as
+    spec.replicatedJobs[*].template.spec.managedBy)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "managedBy" and isinstance(x, str):
+                yield x
+            else:
+                yield from managed_by_values(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from managed_by_values(x)
 
 
 def objects(review):
@@ -43,9 +59,7 @@ for case in sorted(os.listdir(cases)):
         continue
     for o in objects(review):
         spec = o.get("spec") or {}
-        jspec = ((spec.get("jobTemplate") or {}).get("spec") or {}) if "jobTemplate" in spec else spec
-        mb = jspec.get("managedBy")
-        if isinstance(mb, str):
+        for mb in managed_by_values(o):
             write("fuzz_managedby", mb.encode("utf-8", "surrogatepass"))
         st = o.get("status") or {}
         ci, fi = st.get("completedIndexes"), st.get("failedIndexes")
