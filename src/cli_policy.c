@@ -91,8 +91,8 @@ static int cmd_check(const char *file) {
         return EXIT_INVALID;
     }
     size_t replacing = 0, overrides = 0;
-    for (size_t b = 0; b < jg_builtin_target_count; b++)
-        replacing += jg_target_builtin_replaced(p, b);
+    for (size_t t = 0; t < p->n_targets; t++) /* a row for MPIJob replaces two: counted once */
+        replacing += jg_target_find(NULL, p->targets[t].group, p->targets[t].kind) != NULL;
     for (size_t r = 0; r < JG_RULE_COUNT; r++)
         overrides += p->mode[r] != JG_MODE_DENY;
     printf("%s: valid: %zu target row%s (%zu replacing a built-in), %zu controller%s, "
