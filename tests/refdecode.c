@@ -5,7 +5,9 @@
  *    stops the walk; objects met before the request is routed are read after the other members;
  *  - JSON null is Go's nil and counts as absent; absent apiVersion/kind default to v1
  *    AdmissionReview; a repeated key the decoder reads is refused;
- *  - an apiVersion/kind problem (the first string-valued occurrence) wins over field problems.
+ *  - an apiVersion/kind problem (the first string-valued occurrence) wins over field problems;
+ *  - a CRD target (a row of the policy's or the built-in target table) is read at the row's
+ *    paths only (the "CRD targets" section below); batch Job and CronJob as before.
  * The RFC 3339 parser is the engine's (it reads no JSON and has its own unit tests). */
 #include "refdecode.h"
 
