@@ -94,12 +94,31 @@ static char choose_marker(const char *body, size_t len) {
     return 0;
 }
 
+/* A repeat gets as many markers as there are strings before it with the same text (markers
+ * aside): more than any earlier occurrence of the key got, so one round per repeat (one marker
+ * per round took the k-th occurrence of a key k rounds). Strings that are not keys only add
+ * markers. */
 static bool mark_repeat(struct doc *d, size_t end, char marker) {
     size_t start;
     if (!marker || !token_start(d, end, &start)) return false;
     char esc[16];
     snprintf(esc, sizeof esc, "\\u%04x", (unsigned)(unsigned char)marker);
-    splice(d, start + 1, 0, esc, 6);
+    const char *key = d->p + start + 1;
+    size_t klen = end - 1 - (start + 1), n = 0;
+    for (size_t i = 0; i < start; i++) {
+        if (d->p[i] != '"') continue;
+        size_t j = i + 1;
+        while (j + 6 <= start && memcmp(d->p + j, esc, 6) == 0)
+            j += 6;
+        if (j + klen < start && memcmp(d->p + j, key, klen) == 0 && d->p[j + klen] == '"') n++;
+    }
+    if (n == 0) n = 1;
+    char *ins = malloc(6 * n);
+    if (!ins) abort();
+    for (size_t i = 0; i < n; i++)
+        memcpy(ins + 6 * i, esc, 6);
+    splice(d, start + 1, 0, ins, 6 * n);
+    free(ins);
     return true;
 }
 
