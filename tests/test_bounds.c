@@ -347,6 +347,60 @@ START_TEST(log_value_cut) {
 }
 END_TEST
 
+/* A JobSet CREATE up to the body limit whose every replicated Job template names another
+ * controller: one Target-NestedManagedBy error per element, bounded like any list; on UPDATE with
+ * the same copies shifted by one element every copy is looked up in the stored object (the sorted
+ * path) and only the one new copy is refused. */
+#define JOBSET_HEAD(op)                                                                            \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"     \
+    "\"u\",\"resource\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"resource\":"     \
+    "\"jobsets\"},\"name\":\"big\",\"namespace\":\"d\",\"operation\":\"" op "\",\"userInfo\":{"     \
+    "\"username\":\"a\"},"
+#define JOBSET_OBJ                                                                                 \
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":"      \
+    "\"big\"},\"spec\":{\"replicatedJobs\":["
+#define COPY "{\"template\":{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\"}}}"
+
+START_TEST(jobset_nested_copies_at_body_limit) {
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
+    size_t n = (JG_MAX_BODY_BYTES - 1024) / (sizeof COPY);
+    repeat(&items, COPY, n);
+    jg_buf_puts(&review, JOBSET_HEAD("CREATE") "\"object\":" JOBSET_OBJ);
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, "]}}}}");
+    struct denial d;
+    deny(&review, &d);
+    ck_assert_uint_eq(d.o.n_errors, n);
+    ck_assert_uint_eq(json_array_size(d.causes), JG_MAX_CAUSES + 1);
+    ck_assert_str_eq(cause_str(&d, 1999, "field"),
+                     "spec.replicatedJobs[1999].template.spec.managedBy");
+    ck_assert_str_eq(cause_str(&d, 0, "reason"), "FieldValueNotSupported");
+    char note[64];
+    snprintf(note, sizeof note, "[truncated %zu errors]", n - JG_MAX_CAUSES);
+    ck_assert(ends_with(d.message, note));
+    denial_free(&d);
+
+    /* UPDATE: the stored object has the same copies one element later (and a different first
+     * one), so no copy is at its stored index; each is found by field in the stored copies */
+    size_t m = n / 2 - 2;
+    repeat(&items, COPY, m);
+    jg_buf_reset(&review);
+    jg_buf_puts(&review, JOBSET_HEAD("UPDATE") "\"object\":" JOBSET_OBJ "null,");
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, "]}},\"oldObject\":" JOBSET_OBJ);
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, ",null]}}}}");
+    deny(&review, &d);
+    ck_assert_uint_eq(d.o.n_errors, 1);
+    char field[80];
+    snprintf(field, sizeof field, "spec.replicatedJobs[%zu].template.spec.managedBy", m);
+    ck_assert_str_eq(cause_str(&d, 0, "field"), field);
+    denial_free(&d);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("bounds");
     struct {
@@ -357,6 +411,7 @@ int main(void) {
         {"shapes", empty_uids_at_body_limit},
         {"shapes", managed_by_lt_update},
         {"shapes", long_duplicate_uids},
+        {"shapes", jobset_nested_copies_at_body_limit},
         {"values", value_cut_at_character},
         {"values", uncounted_value_items},
         {"message", message_note_single_distinct},
