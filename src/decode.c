@@ -368,9 +368,13 @@ static status_t enter(struct scanner *sc, struct agg *a) {
     return JG_DECODE_OK;
 }
 
-/* Key of at most 63 bytes after unescaping is enough to match every key the decoder reads;
- * longer keys are unknown by construction. */
-#define KEY_MAX 64
+/* Escaped keys (rare) are unescaped into a buffer of KEY_MAX bytes to be compared. Every key the
+ * decoder reads fits: Job's are short, and a target row's field names are at most 256 bytes (a
+ * policy path is at most 256). A key whose unescaped form does not fit gets a length no name has
+ * (KEY_TOO_LONG), so it matches nothing rather than a name it starts with. Skipped objects never
+ * unescape their keys (skip_value passes no buffer), which keeps the recursion's frames small. */
+#define KEY_MAX 264
+#define KEY_TOO_LONG ((size_t)KEY_MAX)
 
 /* The part objects and arrays share: the closing bracket (*more = 0), or the separator before
  * every member but the first (*more = 1). */
@@ -393,7 +397,7 @@ static status_t agg_next(struct scanner *sc, struct agg *a, char close, int *mor
     return JG_DECODE_OK;
 }
 
-static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char keybuf[KEY_MAX],
+static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char *keybuf,
                          int *more) {
     TRY(agg_next(sc, a, '}', more));
     if (!*more) return JG_DECODE_OK;
@@ -405,9 +409,10 @@ static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char ke
     TRY(string_at(sc, NULL, &escaped));
     const char *ke = sc->p - 1;
     *key = (jg_str){ks, (size_t)(ke - ks)};
-    if (escaped) {
+    if (escaped && keybuf) {
         size_t n = 0;
-        for (const char *q = ks; q < ke && n < KEY_MAX - 4;) {
+        const char *q = ks;
+        while (q < ke && n < KEY_MAX - 4) {
             if (*q != '\\') {
                 keybuf[n++] = *q++;
                 continue;
@@ -423,7 +428,7 @@ static status_t obj_next(struct scanner *sc, struct agg *a, jg_str *key, char ke
                 q += 2;
             }
         }
-        *key = (jg_str){keybuf, n};
+        *key = (jg_str){keybuf, q < ke ? KEY_TOO_LONG : n};
     }
     ws(sc);
     if (sc->p >= sc->end || *sc->p != ':') return syntax(sc, "':' expected after an object key");
@@ -447,9 +452,8 @@ static status_t skip_value(struct scanner *sc) {
     case '{': {
         TRY(enter(sc, &a));
         jg_str key;
-        char kb[KEY_MAX];
         for (;;) {
-            TRY(obj_next(sc, &a, &key, kb, &more));
+            TRY(obj_next(sc, &a, &key, NULL, &more));
             if (!more) return JG_DECODE_OK;
             TRY(skip_value(sc));
         }

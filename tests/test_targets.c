@@ -1,6 +1,7 @@
 /* CRD target rules on views built directly (no JSON): docs/rules.md §12. Each test sets up one
  * row of the target table (built-in, or a policy row) and the decoded objects, runs the engine
  * and checks which rules fired, on which fields, with which texts. */
+#include "jobguard/admit.h"
 #include "jobguard/policy.h"
 #include "jobguard/rules.h"
 #include "jobguard/targets.h"
@@ -326,6 +327,49 @@ START_TEST(modes_apply_to_crd_rules) {
 }
 END_TEST
 
+/* A row's field names can be long (up to 256 bytes); a key written with escapes must be read as
+ * the same name, and a longer one must not be taken for a name it starts with. */
+static enum jg_verdict admit_long_key(const struct jg_policy *p, const char *key, char *msg,
+                                      size_t cap) {
+    char body[4096];
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"u\",\"resource\":{\"group\":\"example.com\",\"version\":\"v1\","
+             "\"resource\":\"longs\"},\"operation\":\"CREATE\",\"object\":{\"metadata\":{\"name\":"
+             "\"l\"},\"spec\":{\"%s\":\"NOT A VALID VALUE\"}}}}",
+             key);
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    jg_policy_apply(p, &cfg);
+    jg_buf out = JG_BUF_INIT;
+    enum jg_verdict v = jg_admit(body, strlen(body), &cfg, &out, NULL);
+    snprintf(msg, cap, "%s", out.data ? out.data : "");
+    jg_buf_free(&out);
+    return v;
+}
+
+START_TEST(long_escaped_keys) {
+    char name[300], esc[320], json[1024], msg[4096];
+    memset(name, 'm', 250);
+    name[250] = '\0';
+    snprintf(json, sizeof json,
+             "{\"targets\": [{\"group\": \"example.com\", \"versions\": [\"v1\"], \"kind\": "
+             "\"Long\", \"resource\": \"longs\", \"managedByPath\": \"spec.%s\", \"reservedValue\": "
+             "\"example.com/x\"}]}",
+             name);
+    struct jg_policy *p = load(json);
+    /* the name plain, and with its first byte escaped: the same field, refused alike */
+    ck_assert_int_eq(admit_long_key(p, name, msg, sizeof msg), JG_VERDICT_DENIED);
+    snprintf(esc, sizeof esc, "\\u006d%s", name + 1);
+    ck_assert_int_eq(admit_long_key(p, esc, msg, sizeof msg), JG_VERDICT_DENIED);
+    ck_assert_msg(strstr(msg, "must be a domain-prefixed path") != NULL, "%s", msg);
+    /* a longer escaped key that starts with the name is another field: not read */
+    char longer[400];
+    snprintf(longer, sizeof longer, "\\u006d%smmmmmmmmmmmmmmmmmmmm", name + 1);
+    ck_assert_int_eq(admit_long_key(p, longer, msg, sizeof msg), JG_VERDICT_ALLOWED);
+    jg_policy_free(p);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("targets");
     TCase *tc = tcase_create("crd");
@@ -340,6 +384,7 @@ int main(void) {
     tcase_add_test(tc, status_writers_on_crd_status);
     tcase_add_test(tc, routing);
     tcase_add_test(tc, modes_apply_to_crd_rules);
+    tcase_add_test(tc, long_escaped_keys);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
