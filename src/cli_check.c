@@ -32,7 +32,7 @@ static void usage(FILE *f) {
         "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
         "                         rule (repeatable, later ones win, and win over the policy\n"
         "                         file's modes; see docs/modes.md)\n"
-        "  --new FILE             the new object (raw Job/CronJob JSON)\n"
+        "  --new FILE             the new object (raw JSON of any target)\n"
         "  --old FILE             the stored object (makes it an UPDATE)\n"
         "  --subresource NAME     \"status\" to check a status update (needs --old)\n"
         "  --kind KIND[.GROUP]    the target of --new/--old by kind, e.g. JobSet or\n"
