@@ -919,6 +919,7 @@ static bool nested_unchanged(struct nested_index *ix, size_t i, const struct jg_
  * On UPDATE a copy the stored object already has is not re-checked (validation ratcheting). */
 static void check_nested(const struct jg_request *req, const struct jg_policy_target *t,
                          struct jg_errors *e) {
+    if (!(e->only & (UINT64_C(1) << JG_R_TARGET_NESTED_MANAGED_BY))) return; /* off: no lookups */
     const struct jg_job *obj = &req->object;
     struct nested_index ix = {.old = &req->old_object};
     bool update = req->operation == JG_OP_UPDATE;
