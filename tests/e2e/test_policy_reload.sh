@@ -4,7 +4,9 @@
 # keeps 8 keep-alive connections busy, the policy is replaced by a good one (new sha256 in
 # /metrics, a "policy reloaded" log line, the new mode decides the next request), by a bad one
 # (refused, logged with file, path and problem, counted; the old sha256 and mode keep serving),
-# by a good one again, then swapped back and forth 20 times. Zero failed requests. Then SIGHUP
+# by a good one again, then swapped back and forth 20 times. Zero failed requests, and no request
+# decided by half a policy: a JAXJob update that one policy refuses twice (mode and target row) and
+# the other allows is never refused once. Then SIGHUP
 # with polling off, an invalid file at start (exit 2 with the error) and JOBGUARD_POLICY_FILE.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
@@ -37,8 +39,23 @@ verdict() {
 	grep -q '"allowed":true' "$TMP/resp.json" && echo allowed || echo denied
 }
 
+# jax_verdict: a JAXJob UPDATE handing it to MultiKueue. deny.json refuses it twice (immutable, and
+# the built-in row's Target-DelegationUnsupported); off.json allows it (immutability off, and a
+# target row saying the operator honours the field). "denied 1" would be half of each.
+JAX=$TMP/jax-update.json
+cat >"$JAX" <<'JSON'
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-jax","kind":{"group":"kubeflow.org","version":"v1","kind":"JAXJob"},"resource":{"group":"kubeflow.org","version":"v1","resource":"jaxjobs"},"name":"jx","namespace":"ml","operation":"UPDATE","userInfo":{"username":"alice"},"object":{"apiVersion":"kubeflow.org/v1","kind":"JAXJob","metadata":{"name":"jx","namespace":"ml"},"spec":{"runPolicy":{"managedBy":"kueue.x-k8s.io/multikueue"}}},"oldObject":{"apiVersion":"kubeflow.org/v1","kind":"JAXJob","metadata":{"name":"jx","namespace":"ml"},"spec":{"runPolicy":{"managedBy":"kubeflow.org/training-operator"}}}}}
+JSON
+jax_verdict() {
+	local code
+	code=$(jcurl -o "$TMP/jax-resp.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "@$JAX" "$URL/validate?timeout=10s")
+	[[ $code == 200 ]] || { echo "http $code"; return; }
+	if grep -q '"allowed":true' "$TMP/jax-resp.json"; then echo allowed; else echo "denied $(jq '.response.status.details.causes | length' "$TMP/jax-resp.json")"; fi
+}
+
 printf '{"modes": {"ALWAYS-ManagedByImmutable": "deny"}}\n' >"$TMP/deny.json"
-printf '{"modes": {"ALWAYS-ManagedByImmutable": "off"},\n "controllers": [{"name": "kueue.x-k8s.io/multikueue"}]}\n' >"$TMP/off.json"
+printf '{"modes": {"ALWAYS-ManagedByImmutable": "off"},\n "controllers": [{"name": "kueue.x-k8s.io/multikueue"}],\n "targets": [{"group": "kubeflow.org", "versions": ["v1"], "kind": "JAXJob", "resource": "jaxjobs", "managedByPath": "spec.runPolicy.managedBy", "reservedValue": "kubeflow.org/training-operator", "delegationSupported": true}]}\n' >"$TMP/off.json"
 printf '{"controllers": [{"name": "multikueue"}]}\n' >"$TMP/bad.json"
 sha_deny=$(sha256sum "$TMP/deny.json" | cut -d' ' -f1)
 sha_off=$(sha256sum "$TMP/off.json" | cut -d' ' -f1)
@@ -52,6 +69,7 @@ grep -q '"policy_file":"'"$CM/policy.json"'"' "$SERVER_LOG" && pass "start-up lo
 grep '"msg":"policy loaded"' "$SERVER_LOG" | grep -q "\"sha256\":\"$sha_deny\",\"targets\":0,\"controllers\":0" &&
 	pass "start-up log: policy loaded with its sha256 and counts" || fail "no 'policy loaded' line with the sha256"
 expect_eq "deny mode: changing spec.managedBy is denied" denied "$(verdict)"
+expect_eq "deny mode, built-in JAXJob row: the JAXJob handover is refused twice" "denied 2" "$(jax_verdict)"
 
 BODY=$CASES_DIR/e01-create-managedby-absent/review.json
 h2load --h1 -c 8 -t 1 -D 16 -d "$BODY" -H 'Content-Type: application/json' \
@@ -67,6 +85,7 @@ expect_eq "  policy_info has the new sha256" "$sha_off" "$(serving_sha)"
 grep '"msg":"policy reloaded"' "$SERVER_LOG" | tail -1 | grep -q "\"sha256\":\"$sha_off\",\"previous_sha256\":\"$sha_deny\"" &&
 	pass "  logged with the new and previous sha256" || fail "  no 'policy reloaded' log line with both digests"
 expect_eq "  off mode decides the next request" allowed "$(verdict)"
+expect_eq "  the new policy's JAXJob row decides too" allowed "$(jax_verdict)"
 
 # 2. a bad policy: refused, counted, logged; the previous one keeps serving
 configmap_install "$TMP/bad.json"
@@ -89,12 +108,18 @@ expect_eq "  deny mode decides again" denied "$(verdict)"
 
 # 4. churn: 20 swaps, about one per poll, while the load and a verdict loop run
 (
-	n=0 other=0
+	n=0 other=0 jn=0 jallowed=0 jhalf=0
 	while [[ ! -e $TMP/stop ]]; do
 		v=$(verdict)
 		case $v in allowed | denied) n=$((n + 1)) ;; *) other=$((other + 1)); echo "verdict loop: $v" >&2 ;; esac
+		v=$(jax_verdict)
+		case $v in
+		allowed) jn=$((jn + 1)) jallowed=$((jallowed + 1)) ;;
+		"denied 2") jn=$((jn + 1)) ;;
+		*) jhalf=$((jhalf + 1)); echo "JAXJob verdict loop: $v" >&2 ;;
+		esac
 	done
-	echo "$n $other" >"$TMP/loop.out"
+	echo "$n $other $jn $jallowed $jhalf" >"$TMP/loop.out"
 ) &
 LOOP=$!
 PIDS+=("$LOOP")
@@ -109,9 +134,11 @@ done
 expect_eq "churn: 20 more reloads, all successful" "22 1" "$(metric "$OK") $(metric "$KO")"
 touch "$TMP/stop"
 wait "$LOOP" 2>/dev/null
-read -r vn vother <"$TMP/loop.out"
+read -r vn vother jn jallowed jhalf <"$TMP/loop.out"
 expect_eq "churn: every verdict-loop request answered 200 ($vn requests)" 0 "$vother"
 if [[ ${vn:-0} -gt 5 ]]; then pass "verdict loop made $vn requests"; else fail "verdict loop made only ${vn:-0} requests"; fi
+expect_eq "churn: no JAXJob update decided by half a policy ($jn requests, $jallowed allowed)" 0 "$jhalf"
+if [[ ${jallowed:-0} -gt 0 && ${jallowed:-0} -lt ${jn:-0} ]]; then pass "JAXJob verdicts saw both policies"; else fail "JAXJob verdicts saw one policy only ($jallowed of $jn allowed)"; fi
 
 wait_exit "$LOAD" 40
 expect_eq "h2load finished" 0 "$EXIT_RC"
