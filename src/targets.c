@@ -94,9 +94,11 @@ const struct jg_policy_target jg_builtin_targets[] = {
     {SPEC_ROW("ray.io", ray_v1, "RayCluster", "rayclusters", KUBERAY_OPERATOR, true)},
     {SPEC_ROW("ray.io", ray_v1, "RayService", "rayservices", KUBERAY_OPERATOR, true),
      NESTED(rayservice_nested)},
-    /* RayCronJob (KubeRay v1.6.0+): its own managedBy path is UNCONFIRMED. The row uses
-     * spec.managedBy like the other KubeRay kinds; the embedded RayJob spec's copy at
-     * spec.jobTemplate.managedBy is the nested path. */
+    /* RayCronJob (KubeRay v1.6.0+): its spec is schedule, suspend and jobTemplate (a whole RayJob
+     * spec) and has no managedBy of its own, so the API server prunes spec.managedBy and the row's
+     * main path never holds a value; it is kept as for the other KubeRay kinds in case the field
+     * comes. What matters is the nested copy, spec.jobTemplate.managedBy, given to every RayJob
+     * the RayCronJob creates. */
     {SPEC_ROW("ray.io", ray_v1, "RayCronJob", "raycronjobs", KUBERAY_OPERATOR, true),
      NESTED(raycronjob_nested)},
     {SPEC_ROW("workload.codeflare.dev", appwrapper_versions, "AppWrapper", "appwrappers",
