@@ -34,7 +34,9 @@ static struct jg_policy_nested rayjob_nested[] = {
 static struct jg_policy_nested rayservice_nested[] = {
     {.path = "spec.rayClusterConfig.managedBy", .reserved_value = KUBERAY_OPERATOR}};
 static struct jg_policy_nested raycronjob_nested[] = {
-    {.path = "spec.jobTemplate.managedBy", .reserved_value = KUBERAY_OPERATOR}};
+    {.path = "spec.jobTemplate.managedBy", .reserved_value = KUBERAY_OPERATOR},
+    /* the RayJob spec it embeds has its own RayCluster copy (RayJob's nested path) */
+    {.path = "spec.jobTemplate.rayClusterSpec.managedBy", .reserved_value = KUBERAY_OPERATOR}};
 
 #define NESTED(a) .nested = (a), .n_nested = sizeof(a) / sizeof(a)[0]
 
@@ -97,8 +99,9 @@ const struct jg_policy_target jg_builtin_targets[] = {
     /* RayCronJob (KubeRay v1.6.0+): its spec is schedule, suspend and jobTemplate (a whole RayJob
      * spec) and has no managedBy of its own, so the API server prunes spec.managedBy and the row's
      * main path never holds a value; it is kept as for the other KubeRay kinds in case the field
-     * comes. What matters is the nested copy, spec.jobTemplate.managedBy, given to every RayJob
-     * the RayCronJob creates. */
+     * comes. What matters are the nested copies: spec.jobTemplate.managedBy, given to every RayJob
+     * the RayCronJob creates, and that RayJob spec's own spec.jobTemplate.rayClusterSpec.managedBy,
+     * given to each RayJob's RayCluster. */
     {SPEC_ROW("ray.io", ray_v1, "RayCronJob", "raycronjobs", KUBERAY_OPERATOR, true),
      NESTED(raycronjob_nested)},
     {SPEC_ROW("workload.codeflare.dev", appwrapper_versions, "AppWrapper", "appwrappers",
