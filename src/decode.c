@@ -1019,14 +1019,31 @@ static void crd_path(const struct crd_walk *w, char out[PATH_MAX_LEN + CRD_FIELD
              (int)w->field_len, w->field);
 }
 
-static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cursor *c, size_t n,
-                         jg_str key) {
+/* Refusals naming member `key` of the current level ("request.object.spec.x: must be ..."): the
+ * path is only built when a request is refused, not for every member the walk reads. */
+static status_t crd_wrong_type(struct scanner *sc, const struct crd_walk *w, jg_str key,
+                               const char *want) {
     char path[PATH_MAX_LEN + CRD_FIELD_MAX];
     crd_path(w, path);
     char k[CRD_FIELD_MAX]; /* a row's field name can be longer than any key of Job's */
     snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
-    jg_opt_str v;
-    TRY(rd_str(sc, path, k, &v));
+    return wrong_type(sc, path, k, want);
+}
+
+static status_t crd_too_long(struct scanner *sc, const struct crd_walk *w, jg_str key) {
+    char path[PATH_MAX_LEN + CRD_FIELD_MAX];
+    crd_path(w, path);
+    return fail(sc->err, "%s.%.*s: path too long", path, (int)key.n, key.p);
+}
+
+static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cursor *c, size_t n,
+                         jg_str key) {
+    jg_opt_str v = {false, {"", 0}}; /* null: absent, as rd_str reads it */
+    if (!is_null(sc)) {
+        if (*sc->p != '"') return crd_wrong_type(sc, w, key, "a string");
+        v.set = true;
+        TRY(string(sc, &v.s));
+    }
     for (size_t i = 0; i < n; i++) {
         if (c[i].id == 0) {
             w->job->name = v.s;
@@ -1066,21 +1083,18 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
     char next;
     size_t len = seg_name(c[0].seg, &next);
     if (next == 0) return crd_leaf(sc, w, c, n, key);
-    char path[PATH_MAX_LEN + CRD_FIELD_MAX], k[CRD_FIELD_MAX];
-    crd_path(w, path);
-    snprintf(k, sizeof k, "%.*s", (int)key.n, key.p);
     size_t saved = w->field_len;
     for (size_t i = 0; i < n; i++) /* past "name." or "name[*]." */
         c[i].seg += len + (next == '.' ? 1 : 4);
     if (is_null(sc)) return JG_DECODE_OK;
     if (next == '.') {
-        if (*sc->p != '{') return wrong_type(sc, path, k, "an object");
-        if (!field_push(w, key.p, key.n, -1)) return fail(sc->err, "%s.%s: path too long", path, k);
+        if (*sc->p != '{') return crd_wrong_type(sc, w, key, "an object");
+        if (!field_push(w, key.p, key.n, -1)) return crd_too_long(sc, w, key);
         TRY(crd_object(sc, w, c, n, false));
         w->field_len = saved;
         return JG_DECODE_OK;
     }
-    if (*sc->p != '[') return wrong_type(sc, path, k, "an array");
+    if (*sc->p != '[') return crd_wrong_type(sc, w, key, "an array");
     struct agg a;
     TRY(enter(sc, &a));
     for (long i = 0;; i++) {
@@ -1089,7 +1103,7 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
         if (!more) return JG_DECODE_OK;
         if (sc->p >= sc->end) return syntax(sc, "value expected");
         if (is_null(sc)) continue;
-        if (!field_push(w, key.p, key.n, i)) return fail(sc->err, "%s.%s: path too long", path, k);
+        if (!field_push(w, key.p, key.n, i)) return crd_too_long(sc, w, key);
         if (*sc->p != '{') {
             char ep[PATH_MAX_LEN + CRD_FIELD_MAX];
             crd_path(w, ep);
