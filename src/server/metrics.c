@@ -13,6 +13,7 @@
 
 #include "jobguard/alloc.h"
 #include "jobguard/rules.h"
+#include "jobguard/server/budget.h"
 #include "jobguard/targets.h"
 
 /* Request labels. The resources and kinds are those of the built-in target table (jobs, cronjobs
@@ -228,6 +229,18 @@ void jg_metrics_render(jg_buf *out) {
     header(out, "jobguard_requests_in_flight", "gauge",
            "Requests on the webhook port being received or answered.");
     jg_buf_printf(out, "jobguard_requests_in_flight %lld\n", (long long)GET(m.in_flight));
+
+    header(out, "jobguard_memory_budget_bytes", "gauge",
+           "Bytes that request bodies and decisions in flight may hold together (--memory-budget).");
+    jg_buf_printf(out, "jobguard_memory_budget_bytes %llu\n",
+                  (unsigned long long)jg_budget_total());
+    header(out, "jobguard_memory_held_bytes", "gauge",
+           "Bytes of the memory budget reserved by requests in flight.");
+    jg_buf_printf(out, "jobguard_memory_held_bytes %llu\n", (unsigned long long)jg_budget_held());
+    header(out, "jobguard_requests_shed_total", "counter",
+           "Requests answered 503 before their body was read: the memory budget was full.");
+    jg_buf_printf(out, "jobguard_requests_shed_total %llu\n",
+                  (unsigned long long)jg_budget_refused());
 
     header(out, "jobguard_http_responses_total", "counter",
            "HTTP responses of the webhook port, by status code.");

@@ -1,6 +1,7 @@
 /* jobguard serve: flags (and JOBGUARD_* environment variables) -> configuration -> run. */
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 
 #include "jobguard/cli.h"
 #include "jobguard/rules.h"
+#include "jobguard/server/budget.h"
+#include "jobguard/server/cgroup.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
 #include "jobguard/server/policywatch.h"
@@ -60,6 +63,7 @@ enum {
     F_CONN_TIMEOUT,
     F_CONN_MEM,
     F_MAX_HEADER,
+    F_MEM_BUDGET,
     F_COUNT
 };
 
@@ -76,7 +80,10 @@ static const struct flag flags[F_COUNT] = {
     [F_OPS_BIND] = {"ops-bind-address", K_STR, "",
                     "IPv4 or IPv6 address the ops port listens on; empty = --bind-address.", 0, 0},
     [F_THREADS] = {"threads", K_UINT, "0",
-                   "request threads (epoll each); 0 = number of online CPUs.", 0, 1024},
+                   "request threads (epoll each), which is also the most reviews decided at "
+                   "once; 0 = the container's CPU limit (cgroup CPU quota, rounded up), else the "
+                   "CPUs the process may run on.",
+                   0, 1024},
     [F_TLS_MIN] = {"tls-min-version", K_STR, "1.2",
                    "lowest TLS version accepted: 1.2 or 1.3 (1.0/1.1 are never accepted).", 0, 0},
     [F_SERVICE] = {"service-name", K_STR, "",
@@ -135,6 +142,14 @@ static const struct flag flags[F_COUNT] = {
     [F_MAX_HEADER] = {"max-header-bytes", K_BYTES, "8KiB",
                       "request line (with its query) plus headers; larger requests get 431.", 1024,
                       8ull << 20},
+    [F_MEM_BUDGET] = {"memory-budget", K_BYTES, "0",
+                      "bytes that request bodies and decisions in flight may hold together, "
+                      "reserved from Content-Length before the body is read; a request that does "
+                      "not fit is answered 503 with Retry-After (its body dropped, never held). "
+                      "0 = the container's memory limit (cgroup v2 or v1) less 48 MiB and "
+                      "(16 KiB + --connection-memory-limit) per --max-connections; 256 MiB "
+                      "without a limit. See docs/memory.md.",
+                      0, 1ull << 40},
 };
 
 static void env_name(const char *flag, char *out, size_t n) {
@@ -171,8 +186,8 @@ static void usage(FILE *f) {
                                      : "\"\"",
                 env);
     }
-    fprintf(f, "  --help\n      this text\n\nBYTES accept a suffix: K/Ki/KiB (1024) or M/Mi/MiB "
-               "(1048576).\n");
+    fprintf(f, "  --help\n      this text\n\nBYTES accept a suffix: K/Ki/KiB (1024), M/Mi/MiB "
+               "(1048576) or G/Gi/GiB.\n");
 }
 
 static bool parse_uint(const char *s, unsigned long long *out) {
@@ -198,6 +213,8 @@ static bool parse_bytes(const char *s, unsigned long long *out) {
             mul = 1024;
         else if (strcmp(u, "M") == 0 || strcmp(u, "Mi") == 0 || strcmp(u, "MiB") == 0)
             mul = 1024 * 1024;
+        else if (strcmp(u, "G") == 0 || strcmp(u, "Gi") == 0 || strcmp(u, "GiB") == 0)
+            mul = 1024 * 1024 * 1024;
         else
             return false;
     }
@@ -258,6 +275,16 @@ static bool add_rules(const char *s, uint64_t *mask) {
 /* Applies the comma-separated ID=MODE items of s to mode[]; false with a message on a bad one. */
 static bool add_modes(const char *s, unsigned char mode[64]) {
     return each_item(s, add_mode, mode);
+}
+
+/* The CPUs this process may run on (its affinity mask, which a CPU manager's static policy
+ * narrows), else the online CPUs. */
+static unsigned allowed_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
 }
 
 int jg_cmd_serve(int argc, char **argv) {
@@ -390,12 +417,39 @@ int jg_cmd_serve(int argc, char **argv) {
     jg_log_setup(level, format, STDERR_FILENO);
     jg_metrics_reset();
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct jg_cgroup_limits cg;
+    jg_cgroup_read("", &cg);
+    unsigned cpus = cg.cpus ? cg.cpus : allowed_cpus();
+    uint64_t budget = num[F_MEM_BUDGET]
+                          ? num[F_MEM_BUDGET]
+                          : jg_budget_default(cg.memory_bytes, (unsigned)num[F_MAX_CONN],
+                                              (size_t)num[F_CONN_MEM]);
+    if (budget < JG_BUDGET_MIN) {
+        if (num[F_MEM_BUDGET])
+            fprintf(stderr, "jobguard serve: --memory-budget %llu is less than the minimum, %llu\n",
+                    num[F_MEM_BUDGET], (unsigned long long)JG_BUDGET_MIN);
+        else
+            fprintf(stderr,
+                    "jobguard serve: the memory limit, %llu bytes (%s), leaves less than %llu "
+                    "bytes for requests: it needs at least %llu with --max-connections %llu and "
+                    "--connection-memory-limit %llu. Raise the limit, lower --max-connections, or "
+                    "set --memory-budget (docs/memory.md)\n",
+                    (unsigned long long)cg.memory_bytes, cg.memory_file,
+                    (unsigned long long)JG_BUDGET_MIN,
+                    (unsigned long long)jg_budget_limit_for(JG_BUDGET_MIN,
+                                                            (unsigned)num[F_MAX_CONN],
+                                                            (size_t)num[F_CONN_MEM]),
+                    num[F_MAX_CONN], num[F_CONN_MEM]);
+        return 2;
+    }
+    if (cg.memory_bytes && budget > cg.memory_bytes)
+        jg_log_msg(JG_LOG_WARN, "--memory-budget is more than the container's memory limit");
     cfg.bind_address = val[F_BIND];
     cfg.ops_bind_address = val[F_OPS_BIND][0] ? val[F_OPS_BIND] : val[F_BIND];
     cfg.port = (uint16_t)num[F_PORT];
     cfg.ops_port = (uint16_t)num[F_OPS_PORT];
-    cfg.threads = num[F_THREADS] ? (unsigned)num[F_THREADS] : (unsigned)(cpus > 0 ? cpus : 1);
+    cfg.threads = num[F_THREADS] ? (unsigned)num[F_THREADS] : cpus;
+    cfg.memory_budget = budget;
     cfg.max_connections = (unsigned)num[F_MAX_CONN];
     cfg.max_connections_per_ip = (unsigned)num[F_MAX_CONN_IP];
     cfg.connection_timeout_s = (unsigned)num[F_CONN_TIMEOUT];
@@ -415,6 +469,8 @@ int jg_cmd_serve(int argc, char **argv) {
                 if (*k == '-') *k = '_';
             if (i == F_THREADS)
                 jg_log_uint(&l, key, cfg.threads);
+            else if (i == F_MEM_BUDGET)
+                jg_log_uint(&l, key, cfg.memory_budget);
             else if (i == F_DISABLE_RULE) {
                 jg_buf names = JG_BUF_INIT;
                 jg_buf_putc(&names, '[');
@@ -447,7 +503,12 @@ int jg_cmd_serve(int argc, char **argv) {
                 jg_log_str(&l, key, val[i]);
         }
         jg_log_str(&l, "tls_priorities", cfg.tls_priorities);
-        jg_log_uint(&l, "max_body_bytes", JG_MAX_BODY_BYTES);
+        jg_budget_init(cfg.memory_budget);
+        jg_log_uint(&l, "max_body_bytes", jg_budget_max_body());
+        jg_log_uint(&l, "memory_limit", cg.memory_bytes);
+        jg_log_str(&l, "memory_limit_file", cg.memory_file);
+        jg_log_uint(&l, "cpu_limit", cg.cpus);
+        jg_log_str(&l, "cpu_limit_file", cg.cpu_file);
         jg_log_end(&l);
     }
 

@@ -21,6 +21,7 @@
 #include "jobguard/admit.h"
 #include "jobguard/decode.h"
 #include "jobguard/encode.h"
+#include "jobguard/server/budget.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
 #include "jobguard/server/policywatch.h"
@@ -39,6 +40,8 @@ static struct jg_server_config g_cfg;
 static const int g_ops_port;
 static struct MHD_Daemon *g_tls, *g_ops;
 static atomic_bool g_draining, g_closing;
+/* The largest body the memory budget can ever take (jg_budget_max_body); larger ones get 413. */
+static size_t g_max_body;
 
 /* Per TCP connection (MHD "socket context"): buffers reused by its keep-alive requests, the
  * client-certificate verdict, computed once per TLS session, and the request deadline. */
@@ -114,6 +117,10 @@ struct req_ctx {
     bool started; /* the handler has seen the headers */
     bool in_flight;
     const char *bad_target; /* the raw request target is refused: why */
+    size_t body_len;        /* Content-Length, the most body bytes read */
+    uint64_t reserved;      /* bytes of the memory budget held until completion */
+    uint64_t shed_cost;     /* not 0: the budget could not hold this request; its body is dropped */
+    size_t shed_read;       /* body bytes dropped so far */
 };
 
 static double since(const struct timespec *t0) {
@@ -143,7 +150,8 @@ static struct conn_ctx *conn_of(struct MHD_Connection *c) {
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                  const char *body, size_t len, bool close, const char *allow) {
+                                  const char *body, size_t len, bool close, const char *allow,
+                                  const char *retry_after) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
@@ -151,6 +159,7 @@ static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const
     if (close || atomic_load_explicit(&g_closing, memory_order_relaxed))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (retry_after) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ret;
@@ -158,13 +167,14 @@ static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const
 
 /* A transport-level refusal on the webhook port: the HTTP code, an AdmissionReview-shaped body
  * (what controller-runtime writes), a warn log line and the response counter. */
-static enum MHD_Result refuse(struct MHD_Connection *c, const char *method, const char *url,
-                              unsigned code, const char *reason, const char *message, bool close,
-                              const char *allow) {
+static enum MHD_Result refuse_with(struct MHD_Connection *c, const char *method, const char *url,
+                                   unsigned code, const char *reason, const char *message,
+                                   bool close, const char *allow, const char *retry_after) {
     jg_buf b = JG_BUF_INIT;
     jg_encode_error(&b, JG_API_V1, (jg_str){"", 0}, (int)code, reason, message);
-    enum MHD_Result ret =
-        b.oom ? MHD_NO : send_bytes(c, code, "application/json", b.data, b.len, close, allow);
+    enum MHD_Result ret = b.oom ? MHD_NO
+                                : send_bytes(c, code, "application/json", b.data, b.len, close,
+                                             allow, retry_after);
     jg_buf_free(&b);
     jg_metrics_http_response(code);
     struct jg_log l;
@@ -179,6 +189,12 @@ static enum MHD_Result refuse(struct MHD_Connection *c, const char *method, cons
         jg_log_end(&l);
     }
     return ret;
+}
+
+static enum MHD_Result refuse(struct MHD_Connection *c, const char *method, const char *url,
+                              unsigned code, const char *reason, const char *message, bool close,
+                              const char *allow) {
+    return refuse_with(c, method, url, code, reason, message, close, allow, NULL);
 }
 
 /* application/json, optionally followed by parameters (charset=utf-8); case-insensitive type. */
@@ -366,13 +382,26 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long len = 0;
     if (cl && parse_length(cl, &len)) {
-        if (len > JG_MAX_BODY_BYTES) {
+        /* the body limit, lowered where the memory budget could never hold such a request */
+        uint64_t cost = 0;
+        enum jg_budget_answer a =
+            len > g_max_body ? JG_BUDGET_NEVER : jg_budget_take((size_t)len, &cost);
+        if (a == JG_BUDGET_NEVER) {
             char msg[128];
-            snprintf(msg, sizeof msg, "request entity is too large; limit is %u bytes",
-                     JG_MAX_BODY_BYTES);
+            snprintf(msg, sizeof msg, "request entity is too large; limit is %zu bytes",
+                     g_max_body);
             return refuse(c, method, url, MHD_HTTP_CONTENT_TOO_LARGE, "RequestEntityTooLarge", msg,
                           true, NULL);
         }
+        r->body_len = (size_t)len;
+        if (a == JG_BUDGET_BUSY) {
+            /* shed: its body is read and dropped as it arrives, never held, then 503 with
+             * Retry-After on a connection that stays open. Answering before the body would
+             * close the socket with unread bytes in it, a reset that can swallow the answer. */
+            r->shed_cost = cost;
+            return MHD_YES;
+        }
+        r->reserved = cost;
         jg_buf_reserve(&cc->body, (size_t)len + 1);
     }
     return MHD_YES;
@@ -469,12 +498,12 @@ static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, str
         static const char oom[] = "{\"response\":{\"uid\":\"\",\"allowed\":false,\"status\":"
                                   "{\"metadata\":{},\"message\":\"out of memory\",\"code\":500}}}";
         ret = send_bytes(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", oom, sizeof oom - 1,
-                         true, NULL);
+                         true, NULL, NULL);
         jg_metrics_http_response(500);
     } else {
         /* every decided review is HTTP 200, whatever status.code says (controller-runtime) */
         ret = send_bytes(c, MHD_HTTP_OK, "application/json", cc->resp.data, cc->resp.len, false,
-                         NULL);
+                         NULL, NULL);
         jg_metrics_http_response(200);
     }
     double secs = since(&r->start);
@@ -504,11 +533,25 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         if (g_cfg.connection_timeout_s && since(&r->start) > g_cfg.connection_timeout_s)
             return MHD_NO; /* a body trickled slower than the deadline: close, no answer */
+        if (r->shed_cost) {
+            r->shed_read += n;
+            return r->shed_read > r->body_len ? MHD_NO : MHD_YES;
+        }
         /* Content-Length was checked against the limit and libmicrohttpd frames the body by it */
-        if (cc->body.len + n > JG_MAX_BODY_BYTES) return MHD_NO;
+        if (cc->body.len + n > r->body_len) return MHD_NO;
         jg_buf_put(&cc->body, upload, n);
         if (cc->body.oom) return MHD_NO;
         return MHD_YES;
+    }
+    if (r->shed_cost) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "jobguard is at its memory budget (%llu of %llu bytes held by requests in "
+                 "flight; this one needs %llu), retry",
+                 (unsigned long long)jg_budget_held(), (unsigned long long)jg_budget_total(),
+                 (unsigned long long)r->shed_cost);
+        return refuse_with(c, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable", msg,
+                           false, NULL, "1");
     }
     if (cc->body.len == 0)
         return refuse(c, method, url, MHD_HTTP_BAD_REQUEST, "BadRequest", "request body is empty",
@@ -545,6 +588,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req_ctx *r = *con_cls;
     if (!r) return;
     if (r->in_flight) jg_metrics_in_flight(-1);
+    if (r->reserved) jg_budget_give(r->body_len, r->reserved);
     atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     struct conn_ctx *cc = conn_of(c);
     if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
@@ -717,6 +761,8 @@ static bool make_addr(const char *host, uint16_t port, struct sockaddr_storage *
 
 bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t errlen) {
     g_cfg = *cfg;
+    jg_budget_init(cfg->memory_budget);
+    g_max_body = jg_budget_max_body();
     atomic_store(&g_draining, false);
     atomic_store(&g_closing, false);
     struct sockaddr_storage addr, ops_addr;

@@ -15,7 +15,7 @@ for f in tls-cert-file tls-private-key-file bind-address:0.0.0.0 port:9443 ops-p
 	shutdown-delay:5 drain-timeout:10 log-level:info log-format:json service-name client-ca-file \
 	client-cn tls-min-version:1.2 threads:0 parity:1.35 disable-rule mode cert-poll-interval:5 \
 	max-connections:1024 max-connections-per-ip:0 connection-timeout:30 \
-	connection-memory-limit:16KiB max-header-bytes:8KiB; do
+	connection-memory-limit:16KiB max-header-bytes:8KiB memory-budget:0; do
 	name=${f%%:*} def=${f#*:}
 	[[ $def == "$f" ]] && def=''
 	env=JOBGUARD_$(tr 'a-z-' 'A-Z_' <<<"$name")
@@ -36,6 +36,9 @@ run_fail() {
 }
 C=(--tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key")
 run_fail "no certificate flags" 'tls-cert-file and --tls-private-key-file are required'
+run_fail "a memory budget below the minimum" 'memory-budget 1048576 is less than the minimum, 4194304' \
+	"${C[@]}" --memory-budget 1MiB
+run_fail "a memory budget that is not a size" 'memory-budget: "lots" is not a size' "${C[@]}" --memory-budget lots
 run_fail "unknown flag" 'unknown option --nope' "${C[@]}" --nope 1
 run_fail "bad port" '--port: "70000" is not a number' "${C[@]}" --port 70000
 run_fail "bad tls-min-version" 'tls-min-version must be 1.2 or 1.3' "${C[@]}" --tls-min-version 1.1

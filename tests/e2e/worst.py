@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the worst-case AdmissionReviews for output amplification (README "Limits").
 
-usage: worst.py SHAPE OUT
+usage: worst.py SHAPE OUT [BODY_LIMIT]
+  BODY_LIMIT: what uncounted-max and distinct-uids fill up to (default 7 MiB, the body limit)
   uncounted-400k   status update: uncountedTerminatedPods.succeeded = 400,000 empty strings
                    on a finished Job (1.6 MB)
   uncounted-max    the same, filled with empty strings up to just under the 7 MiB body limit
@@ -54,7 +55,10 @@ def dump(doc):
 
 
 def main():
+    global BODY_LIMIT
     shape, out = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3:
+        BODY_LIMIT = int(sys.argv[3])
     if shape == "uncounted-400k":
         data = dump(status_with([""] * 400000))
     elif shape == "uncounted-max":

@@ -24,6 +24,7 @@ struct jg_server_config {
     const char *client_ca_pem;       /* NULL: no client authentication */
     const char *client_cn;           /* NULL or "": any CN signed by the client CA */
     unsigned shutdown_delay_s, drain_timeout_s;
+    uint64_t memory_budget; /* bytes requests in flight may hold (server/budget.h) */
     struct jg_config engine;
 };
 
