@@ -63,6 +63,7 @@ static struct {
     atomic_int_fast64_t cert_expiry;
     atomic_uint_fast64_t reload_ok, reload_failed;
     atomic_uint_fast64_t policy_reload_ok, policy_reload_failed;
+    atomic_int policy_file_refused; /* the file on disk is not the policy serving */
 } m;
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static char policy_sha256[65]; /* of the policy serving now; "" = no policy file */
@@ -144,6 +145,10 @@ void jg_metrics_policy_reload(bool success) {
         ADD(m.policy_reload_ok, 1);
     else
         ADD(m.policy_reload_failed, 1);
+}
+
+void jg_metrics_policy_file_refused(bool refused) {
+    atomic_store_explicit(&m.policy_file_refused, refused, memory_order_relaxed);
 }
 
 void jg_metrics_policy_serving(const char *sha256) {
@@ -278,6 +283,13 @@ void jg_metrics_render(jg_buf *out) {
     pthread_mutex_lock(&policy_lock);
     jg_buf_printf(out, "jobguard_policy_info{sha256=\"%s\"} 1\n", policy_sha256);
     pthread_mutex_unlock(&policy_lock);
+
+    header(out, "jobguard_policy_file_serving", "gauge",
+           "1 when the policy file on disk is the policy serving (or there is no policy file); 0 "
+           "while the file on disk is refused and the previous policy serves: the next restart "
+           "would refuse to start.");
+    jg_buf_printf(out, "jobguard_policy_file_serving %d\n",
+                  !atomic_load_explicit(&m.policy_file_refused, memory_order_relaxed));
 
     header(out, "jobguard_build_info", "gauge", "Always 1; the version label is the build.");
     jg_buf_printf(out, "jobguard_build_info{version=\"%s\"} 1\n", JG_VERSION);

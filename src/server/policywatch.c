@@ -106,6 +106,7 @@ void jg_policy_check_reload(bool force) {
     if (p && strcmp(p->sha256, serving) == 0) { /* touched or re-linked, same bytes */
         jg_policy_free(p);
         g_failed_err[0] = '\0';
+        jg_metrics_policy_file_refused(false);
         jg_log_msg(JG_LOG_DEBUG, "policy file touched, content unchanged");
         return;
     }
@@ -114,6 +115,7 @@ void jg_policy_check_reload(bool force) {
          * repeatedly); SIGHUP reports it again. */
         if (!force && strcmp(err, g_failed_err) == 0) return;
         snprintf(g_failed_err, sizeof g_failed_err, "%s", err);
+        jg_metrics_policy_file_refused(true);
         jg_metrics_policy_reload(false);
         log_refused(err, serving);
         return;
@@ -121,6 +123,7 @@ void jg_policy_check_reload(bool force) {
     struct snap *n = snap_new(p);
     if (!n) {
         jg_policy_free(p);
+        jg_metrics_policy_file_refused(true);
         jg_metrics_policy_reload(false);
         log_refused("out of memory", serving);
         return;
@@ -130,6 +133,7 @@ void jg_policy_check_reload(bool force) {
     g_cur = n;
     pthread_mutex_unlock(&g_mu);
     jg_metrics_policy_serving(p->sha256);
+    jg_metrics_policy_file_refused(false);
     jg_metrics_policy_reload(true);
     g_failed_err[0] = '\0';
     struct jg_log l;

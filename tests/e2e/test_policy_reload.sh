@@ -65,6 +65,7 @@ start_server pol --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS
 	--policy-file "$CM/policy.json" --cert-poll-interval 1 --shutdown-delay 0 || { fail "server start"; jg_finish; }
 expect_eq "policy_info carries the file's sha256" "$sha_deny" "$(serving_sha)"
 expect_eq "no reload counted at start" "0 0" "$(metric "$OK") $(metric "$KO")"
+expect_eq "the file on disk is serving" 1 "$(metric jobguard_policy_file_serving)"
 grep -q '"policy_file":"'"$CM/policy.json"'"' "$SERVER_LOG" && pass "start-up log names the policy file" || fail "policy_file not in the start-up log"
 grep '"msg":"policy loaded"' "$SERVER_LOG" | grep -q "\"sha256\":\"$sha_deny\",\"targets\":0,\"controllers\":0" &&
 	pass "start-up log: policy loaded with its sha256 and counts" || fail "no 'policy loaded' line with the sha256"
@@ -98,6 +99,7 @@ expect_eq "  policy_info keeps the old sha256" "$sha_off" "$(serving_sha)"
 expect_eq "  the old policy still decides" allowed "$(verdict)"
 sleep 1.5
 expect_eq "  the same bad file is counted once, not at every poll" 1 "$(metric "$KO")"
+expect_eq "  jobguard_policy_file_serving turns 0 while the file on disk is refused" 0 "$(metric jobguard_policy_file_serving)"
 expect_eq "  readiness unaffected" 200 "$(curl -sS -o /dev/null -w '%{http_code}' "$OPS_URL/readyz")"
 
 # 3. good again
@@ -105,6 +107,7 @@ configmap_install "$TMP/deny.json"
 wait_metric "$OK" 2 10 && pass "recovered with a good policy (success counter 2)" || fail "second good reload missing"
 expect_eq "  policy_info" "$sha_deny" "$(serving_sha)"
 expect_eq "  deny mode decides again" denied "$(verdict)"
+expect_eq "  jobguard_policy_file_serving is 1 again" 1 "$(metric jobguard_policy_file_serving)"
 
 # 4. churn: 20 swaps, about one per poll, while the load and a verdict loop run
 (

@@ -18,6 +18,8 @@ void jg_metrics_in_flight(int delta);
 void jg_metrics_cert_reload(bool success);
 void jg_metrics_cert_expiry(int64_t unix_seconds);
 void jg_metrics_policy_reload(bool success);
+/* Whether the policy file on disk is refused (the previous policy serves). */
+void jg_metrics_policy_file_refused(bool refused);
 /* The sha256 (hex) of the policy now deciding requests; "" for none. */
 void jg_metrics_policy_serving(const char *sha256);
 
