@@ -588,6 +588,12 @@ function scenarios(ctx) {
     /policy\.targets \(example\.com\/Widget\): managedByPath "spec\.parts\[\*\]\.managedBy" must be field names joined by dots/);
   renderFails(ctx, 'schema rejects an upper-case policy target group', { values: { policy: { targets: [policyTarget({ group: 'Example.com' })] } } },
     /policy[./]targets[./]0[./]group/, { lint: true });
+  // A rule ID jobguard does not know would pass the chart, be refused by the running pods (which
+  // keep the old policy) and stop the next restart: the schema knows the IDs (run.sh checks the
+  // list against `jobguard rules`) and the modes.
+  renderFails(ctx, 'schema rejects an unknown rule ID in policy.modes', { values: { policy: { modes: { 'Policy-AllowedController': 'audit' } } } },
+    /Policy-AllowedController/, { lint: true });
+  renderOk(ctx, 'schema accepts * and rule IDs in policy.modes', { values: { policy: { modes: { '*': 'audit', 'Policy-AllowedControllers': 'warn', 'Target-DelegationUnsupported': 'off' } } } });
 
 
   if (ctx.wants('NOTES')) {
@@ -1036,7 +1042,12 @@ function mutationTests() {
     ['templates/policy.yaml', 'toJson .Values.policy', 'toYaml .Values.policy', 'policy: ConfigMap policy.json is the values as JSON'],
     ['templates/deployment.yaml', '            - --policy-file\n            - /policy/policy.json\n', '', 'policy: --policy-file /policy/policy.json'],
     ['templates/deployment.yaml', '              mountPath: /policy\n', '              mountPath: /policy\n              subPath: policy.json\n', 'policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)'],
-    ['values.schema.json', '"modes": {"type": "object", "additionalProperties": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}}', '"modes": {"type": "object"}', 'schema rejects a policy mode "block"'],
+    ['values.schema.json', '"mode": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}', '"mode": {"type": "string"}', 'schema rejects a policy mode "block"'],
+    ['values.schema.json', `"rule ID (jobguard rules) or * (every rule not named) -> mode; an unknown rule ID is refused here, before it reaches a pod",
+          "type": "object",
+          "additionalProperties": false,`, `"rule ID (jobguard rules) or * (every rule not named) -> mode; an unknown rule ID is refused here, before it reaches a pod",
+          "type": "object",
+          "additionalProperties": true,`, 'schema rejects an unknown rule ID in policy.modes'],
   ];
   const root = path.join(opt.work, 'mutants');
   fs.rmSync(root, { recursive: true, force: true });

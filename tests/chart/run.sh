@@ -203,6 +203,9 @@ for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k
 	[[ -x $bin ]] || continue
 	check "helm $hv: jobguard policy check accepts the policy ConfigMap the chart renders" \
 		"$bin" policy check "$work/render-$hv/policy.json"
+	check "helm $hv: values.schema.json's policy.modes lists exactly the rule IDs of jobguard rules, and *" test \
+		"$("$bin" rules | sed -n 's/^\([^ ]*\)  *docs\/rules\.md.*/\1/p' | LC_ALL=C sort | tr '\n' ' ')" = \
+		"$(cd "$nd" && node -e "const s=require('$chart/values.schema.json');console.log(Object.keys(s.properties.policy.properties.modes.properties).filter((k)=>k!=='*').sort().join(' ')+' ')")"
 	# The webhooks send every target row jobguard has (rows.mjs), without and with that policy.
 	for p in default policy; do
 		if [[ $p == default ]]; then "$bin" policy show >"$s/show-$p.json" 2>&1; else "$bin" policy show "$work/render-$hv/policy.json" >"$s/show-$p.json" 2>&1; fi
