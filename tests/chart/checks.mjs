@@ -595,6 +595,31 @@ function scenarios(ctx) {
     /Policy-AllowedController/, { lint: true });
   renderOk(ctx, 'schema accepts * and rule IDs in policy.modes', { values: { policy: { modes: { '*': 'audit', 'Policy-AllowedControllers': 'warn', 'Target-DelegationUnsupported': 'off' } } } });
 
+  // The policy check hook: the rendered policy checked by jobguard before any pod sees it.
+  const hk = renderOk(ctx, 'policy check hook', { values: { policy: POLICY } });
+  if (hk) {
+    const isHook = (d) => /-policy-check$/.test(d.metadata?.name || '');
+    const cm = one(hk.docs, 'ConfigMap', isHook), job = one(hk.docs, 'Job', isHook);
+    const release = one(hk.docs, 'ConfigMap', (d) => /-policy$/.test(d.metadata.name));
+    const ann = (d) => d?.metadata?.annotations || {};
+    c('policy check hook: a ConfigMap and a Job, pre-install and pre-upgrade hooks, ConfigMap first',
+      ann(cm)['helm.sh/hook'] === 'pre-install,pre-upgrade' && ann(job)['helm.sh/hook'] === 'pre-install,pre-upgrade' &&
+      Number(ann(cm)['helm.sh/hook-weight']) < Number(ann(job)['helm.sh/hook-weight']), JSON.stringify([ann(cm), ann(job)]));
+    c('policy check hook: it checks the very policy.json the pods mount', !!release && cm?.data?.['policy.json'] === release.data['policy.json']);
+    const pod = job?.spec?.template?.spec, ctr = pod?.containers?.[0];
+    c('policy check hook: the Job runs `jobguard policy check /policy/policy.json` from the hook ConfigMap, once',
+      eq([...(ctr?.command || []), ...(ctr?.args || [])], ['/usr/local/bin/jobguard', 'policy', 'check', '/policy/policy.json']) &&
+      pod?.volumes?.[0]?.configMap?.name === cm?.metadata?.name && job?.spec?.backoffLimit === 0 && pod?.restartPolicy === 'Never',
+      JSON.stringify(ctr));
+    c('policy check hook: no token, restricted security, its message kept on failure',
+      pod?.automountServiceAccountToken === false && ctr?.securityContext?.allowPrivilegeEscalation === false &&
+      ctr?.terminationMessagePolicy === 'FallbackToLogsOnError' && job?.metadata?.annotations?.['helm.sh/hook-delete-policy'] === 'before-hook-creation,hook-succeeded');
+  }
+  const noPol = renderOk(ctx, 'no policy check hook without a policy', {});
+  if (noPol) c('no policy check hook without a policy', find(noPol.docs, 'Job').length === 0);
+  const off = renderOk(ctx, 'policy check hook disabled', { values: { policy: POLICY, policyCheck: { enabled: false } } });
+  if (off) c('policy check hook disabled: no hook Job', find(off.docs, 'Job').length === 0);
+
 
   if (ctx.wants('NOTES')) {
     const n = notes();
@@ -897,7 +922,7 @@ function scenarios(ctx) {
   const pol = renderOk(ctx, 'policy', { values: { policy: POLICY } });
   if (pol) {
     const docs = pol.docs;
-    const cm = one(docs, 'ConfigMap');
+    const cm = one(docs, 'ConfigMap', (d) => !d.metadata?.annotations?.['helm.sh/hook']);
     c('policy: one ConfigMap <fullname>-policy in the release namespace', cm?.metadata?.name === 'jobguard-policy' &&
       cm.metadata.namespace === 'default', cm?.metadata?.name);
     let parsed = null;
@@ -1042,6 +1067,8 @@ function mutationTests() {
     ['templates/policy.yaml', 'toJson .Values.policy', 'toYaml .Values.policy', 'policy: ConfigMap policy.json is the values as JSON'],
     ['templates/deployment.yaml', '            - --policy-file\n            - /policy/policy.json\n', '', 'policy: --policy-file /policy/policy.json'],
     ['templates/deployment.yaml', '              mountPath: /policy\n', '              mountPath: /policy\n              subPath: policy.json\n', 'policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)'],
+    ['templates/policy-check.yaml', 'pre-install,pre-upgrade\n    helm.sh/hook-weight: "-5"', 'pre-install\n    helm.sh/hook-weight: "-5"', 'policy check hook: a ConfigMap and a Job, pre-install and pre-upgrade hooks, ConfigMap first'],
+    ['templates/policy-check.yaml', 'data:\n  policy.json: {{ toJson .Values.policy | quote }}', 'data:\n  policy.json: {{ toJson (omit .Values.policy "modes") | quote }}', 'policy check hook: it checks the very policy.json the pods mount'],
     ['values.schema.json', '"mode": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}', '"mode": {"type": "string"}', 'schema rejects a policy mode "block"'],
     ['values.schema.json', `"rule ID (jobguard rules) or * (every rule not named) -> mode; an unknown rule ID is refused here, before it reaches a pod",
           "type": "object",

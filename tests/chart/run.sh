@@ -206,6 +206,30 @@ for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k
 	check "helm $hv: values.schema.json's policy.modes lists exactly the rule IDs of jobguard rules, and *" test \
 		"$("$bin" rules | sed -n 's/^\([^ ]*\)  *docs\/rules\.md.*/\1/p' | LC_ALL=C sort | tr '\n' ' ')" = \
 		"$(cd "$nd" && node -e "const s=require('$chart/values.schema.json');console.log(Object.keys(s.properties.policy.properties.modes.properties).filter((k)=>k!=='*').sort().join(' ')+' ')")"
+	# The policy check hook's command, run here on the hook ConfigMap of a render: it passes the
+	# chart's policy and fails, with jobguard's message, one the schema lets through.
+	for p in good bad; do
+		vals=$s/hook-$p.yaml
+		if [[ $p == good ]]; then printf 'policy:\n  allowUnlistedControllers: false\n  controllers: [{name: example.com/a}]\n' >"$vals"
+		else printf 'policy:\n  controllers: [{name: example.com/a}, {name: example.com/a}]\n' >"$vals"; fi
+		KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+			"$work/helm/$hv/helm" template jobguard "$chart" -f "$vals" >"$s/hook-$p.render" 2>"$s/hook-$p.log"
+		(cd "$nd" && node --input-type=module -e "
+import fs from 'node:fs'; import yaml from 'js-yaml';
+const docs = yaml.loadAll(fs.readFileSync('$s/hook-$p.render', 'utf8')).filter(Boolean);
+const job = docs.find((d) => d.kind === 'Job' && d.metadata.name.endsWith('-policy-check'));
+const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === job.spec.template.spec.volumes[0].configMap.name);
+const c = job.spec.template.spec.containers[0];
+fs.writeFileSync('$s/hook-$p.args', c.args.join('\\n') + '\\n');
+fs.writeFileSync('$s/hook-$p.json', cm.data['policy.json']);
+") 2>>"$s/hook-$p.log"
+		mapfile -t hargs < <(sed "s|^/policy/policy.json\$|$s/hook-$p.json|" "$s/hook-$p.args" 2>/dev/null)
+		"$bin" "${hargs[@]}" >"$s/hook-$p.out" 2>&1
+		rc=$?
+		if [[ $p == good ]]; then check "helm $hv: the policy check hook's command passes the chart's policy" test "$rc" = 0
+		else check "helm $hv: the policy check hook's command fails a policy jobguard refuses, with its message" \
+			grep -q 'controllers\[1\].name: duplicate controller "example.com/a"' "$s/hook-$p.out"; fi
+	done
 	# The webhooks send every target row jobguard has (rows.mjs), without and with that policy.
 	for p in default policy; do
 		if [[ $p == default ]]; then "$bin" policy show >"$s/show-$p.json" 2>&1; else "$bin" policy show "$work/render-$hv/policy.json" >"$s/show-$p.json" 2>&1; fi

@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import yaml from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
 import { Pod, Service, ServiceAccount, Secret, ConfigMap } from 'kubernetes-models/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
@@ -18,6 +19,7 @@ import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregis
 
 const builtin = {
   'apps/v1/Deployment': Deployment,
+  'batch/v1/Job': Job,
   'v1/Pod': Pod,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
