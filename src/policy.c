@@ -29,11 +29,16 @@
 #define MAX_IDENTITY 512          /* a user or group name ("system:serviceaccount:NS:NAME") */
 #define MAX_PATH 256              /* a managedByPath or nested path */
 #define MAX_PATH_SEGMENTS 16      /* fields in one path */
+/* Tokens (a character, '?', a bracket expression, a run of '*') of all namespace globs that are
+ * not a name, "abc*", "*abc" or "*": a refused request runs each of them against its namespace,
+ * at most 64 steps per token (docs/policy.md "Limits"). */
+#define MAX_GLOB_TOKENS 16384
 
 struct ctx {
     const char *name; /* the file, as the user named it */
     char *err;
     size_t cap;
+    size_t glob_tokens; /* of the general globs read so far (MAX_GLOB_TOKENS) */
 };
 
 /* Sets the one-line error: control bytes (a "\n" in a value or a key) are written as \n, \t or
@@ -277,6 +282,23 @@ static bool check_namespace_glob(struct ctx *c, const char *s, const char *path)
             return fail(c, path, "byte 0x%02x at byte %zu is not allowed %s", ch, i, hint);
         }
     }
+    struct jg_glob g;
+    size_t min_len, tokens;
+    bool ok = jg_glob_compile(&g, s, &min_len, &tokens);
+    jg_glob_free(&g);
+    if (!ok) return fail(c, path, "out of memory");
+    if (min_len > MAX_LABEL)
+        return fail(c, path,
+                    "\"%s\" matches no namespace: it needs at least %zu characters and a "
+                    "namespace has at most %d",
+                    s, min_len, MAX_LABEL);
+    c->glob_tokens += tokens;
+    if (c->glob_tokens > MAX_GLOB_TOKENS)
+        return fail(c, path,
+                    "\"%s\": the namespace globs that are not a name, \"abc*\", \"*abc\" or "
+                    "\"*\" have %zu tokens up to here, more than the limit of %d (a character, "
+                    "'?', a bracket expression or a run of '*' is one token)",
+                    s, c->glob_tokens, MAX_GLOB_TOKENS);
     return true;
 }
 
@@ -618,7 +640,7 @@ static void sha256_hex(const char *data, size_t len, char out[65]) {
 
 struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
                                         size_t errcap) {
-    struct ctx c = {name, err, errcap};
+    struct ctx c = {name, err, errcap, 0};
     if (len > MAX_FILE_BYTES) {
         set_err(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len, MAX_FILE_BYTES);
         return NULL;
@@ -635,6 +657,7 @@ struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size
     struct jg_policy *p = calloc(1, sizeof *p);
     bool ok = p ? read_policy(&c, root, p) : fail(&c, "top level", "out of memory");
     json_decref(root);
+    if (ok && !jg_policy_build_lookups(p)) ok = fail(&c, "top level", "out of memory");
     if (!ok) {
         jg_policy_free(p);
         return NULL;
@@ -664,6 +687,7 @@ static void strv_free(struct jg_strv *v) {
 
 void jg_policy_free(struct jg_policy *p) {
     if (!p) return;
+    jg_policy_free_lookups(p);
     for (size_t i = 0; i < p->n_targets; i++) {
         struct jg_policy_target *t = &p->targets[i];
         free(t->group);
