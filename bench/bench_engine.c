@@ -3,7 +3,7 @@
  * Usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...
  *        bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]
  *                     (µs per request against input size, sizes up to ELEMENTS)
- *        bench_engine --policy-scaling [-t SECONDS]
+ *        bench_engine --policy-scaling [-t SECONDS] [writers|globs]
  *                     (the policy rules' cost against policy and request size) */
 #include "jobguard/policy.h"
 #include "jobguard/admit.h"
@@ -119,14 +119,20 @@ static int policy_row(const char *what, const char *policy_json, size_t policy_l
 }
 
 /* The status-writer check (exempt and writer groups, 500-byte names, 600,000 request groups:
- * the body limit) and the allow-list's namespace globs (a policy of 1 MiB, a refused request). */
-static int policy_scaling(double seconds, jg_buf *out) {
+ * the body limit) and the allow-list's namespace globs (a policy of 1 MiB, and one at the limit
+ * of general glob tokens made of the matcher's worst glob; a refused request). `which`: "writers",
+ * "globs" or NULL for both. */
+static bool want(const char *which, const char *part) {
+    return !which || strcmp(which, part) == 0;
+}
+
+static int policy_scaling(const char *which, double seconds, jg_buf *out) {
     printf("%-44s %9s %9s %8s %12s\n", "policy / request", "policy", "bytes", "verdict",
            "us/request");
     jg_buf pol = JG_BUF_INIT, body = JG_BUF_INIT, name = JG_BUF_INIT;
     int rc = 0;
     static const size_t sizes[] = {64, 256, 1024};
-    for (size_t i = 0; i < 3 && rc == 0; i++) {
+    for (size_t i = 0; i < 3 && rc == 0 && want(which, "writers"); i++) {
         char what[96];
         policy_writers(&pol, sizes[i], sizes[i], 500);
         review_writers(&body, 600000, NULL);
@@ -138,17 +144,20 @@ static int policy_scaling(double seconds, jg_buf *out) {
         snprintf(what, sizeof what, "  same, the last group a writer");
         if (rc == 0) rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
     }
-    size_t n = policy_globs(&pol, 1u << 20);
     static const size_t ns_lens[] = {63, 255};
-    for (size_t i = 0; i < 2 && rc == 0; i++) {
-        char what[96], ns[256];
-        memset(ns, 'a', ns_lens[i]);
-        memcpy(ns, "team-", 5);
-        ns[ns_lens[i]] = '\0';
-        review_namespace(&body, ns, "x.io/unlisted");
-        snprintf(what, sizeof what, "globs %zu x %d, refused, namespace %zu B", n,
-                 GLOBS_PER_CONTROLLER, ns_lens[i]);
-        rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
+    for (int worst = 0; worst < 2 && want(which, "globs"); worst++) {
+        size_t n = worst ? 16384 / GLOB_WORST_TOKENS : policy_globs(&pol, 1u << 20);
+        if (worst) policy_globs_worst(&pol, n);
+        for (size_t i = 0; i < 2 && rc == 0; i++) {
+            char what[96], ns[256];
+            memset(ns, 'a', ns_lens[i]);
+            if (!worst) memcpy(ns, "team-", 5);
+            ns[ns_lens[i]] = '\0';
+            review_namespace(&body, ns, "x.io/unlisted");
+            snprintf(what, sizeof what, "globs %zu x %d%s, namespace %zu B", n,
+                     worst ? 1 : GLOBS_PER_CONTROLLER, worst ? " worst" : "", ns_lens[i]);
+            rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
+        }
     }
     jg_buf_free(&pol);
     jg_buf_free(&body);
@@ -159,7 +168,7 @@ static int policy_scaling(double seconds, jg_buf *out) {
 static int usage(void) {
     fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] [--policy-file FILE] FILE...\n"
                     "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n"
-                    "       bench_engine --policy-scaling [-t SECONDS]\n");
+                    "       bench_engine --policy-scaling [-t SECONDS] [writers|globs]\n");
     return 2;
 }
 
@@ -190,7 +199,7 @@ int main(int argc, char **argv) {
     if (seconds <= 0) seconds = scale || policy_scale ? 0.2 : 1.0;
     if (policy_scale) {
         jg_buf out = JG_BUF_INIT;
-        int rc = policy_scaling(seconds, &out);
+        int rc = policy_scaling(first < argc ? argv[first] : NULL, seconds, &out);
         jg_buf_free(&out);
         return rc;
     }

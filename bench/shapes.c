@@ -314,11 +314,13 @@ void review_writers(jg_buf *out, size_t n_groups, const char *last) {
     jg_buf_puts(out, "}}");
 }
 
-/* Glob g of controller k: literal, prefix, suffix, general in turn. */
+/* Glob g of controller k: literal, prefix and suffix in turn, the last one general. */
 static void put_glob(jg_buf *b, size_t k, size_t g) {
-    static const char *const forms[] = {"team-%04zu-%zu", "team-%04zu-%zu-*", "*-%04zu-%zu",
-                                        "*a*-%04zu-%zu-[a-f]?"};
-    jg_buf_printf(b, forms[g % 4], k, g);
+    static const char *const forms[] = {"team-%04zu-%zu", "team-%04zu-%zu-*", "*-%04zu-%zu"};
+    if (g == GLOBS_PER_CONTROLLER - 1)
+        jg_buf_printf(b, GLOB_GENERAL_FORM, k, g);
+    else
+        jg_buf_printf(b, forms[g % 3], k, g);
 }
 
 size_t policy_globs(jg_buf *out, size_t max_bytes) {
@@ -343,6 +345,19 @@ size_t policy_globs(jg_buf *out, size_t max_bytes) {
     }
     jg_buf_puts(out, end);
     return k;
+}
+
+void policy_globs_worst(jg_buf *out, size_t n) {
+    jg_buf_reset(out);
+    jg_buf_puts(out, "{\"allowUnlistedControllers\":false,\"controllers\":[");
+    for (size_t k = 0; k < n; k++) {
+        jg_buf_printf(out, "%s{\"name\":\"c%04zu.example.com/ctl\",\"namespaces\":[\"*", k ? "," : "",
+                      k);
+        for (size_t i = 0; i < 31; i++)
+            jg_buf_putc(out, 'a');
+        jg_buf_puts(out, "b*\"]}");
+    }
+    jg_buf_puts(out, "]}");
 }
 
 void review_namespace(jg_buf *out, const char *ns, const char *managed_by) {

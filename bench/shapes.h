@@ -37,10 +37,15 @@ void writers_group_name(jg_buf *out, char which, size_t i, size_t name_len);
 void review_writers(jg_buf *out, size_t n_groups, const char *last);
 
 /* allowUnlistedControllers false and controllers "cNNNN.example.com/ctl" with GLOBS_PER_CONTROLLER
- * namespace globs each (a quarter literal, prefix, suffix, and general globs with '*' inside,
- * '?' and brackets), as many controllers as fit in max_bytes. Returns their number. */
+ * namespace globs each (literal, prefix and suffix globs, and one general glob of
+ * GLOB_GENERAL_FORM, 14 tokens), as many controllers as fit in max_bytes. Returns their number. */
 #define GLOBS_PER_CONTROLLER 48
+#define GLOB_GENERAL_FORM "*[a-z]*[a-z]*[0-9]*-%04zu-%zu"
 size_t policy_globs(jg_buf *out, size_t max_bytes);
+/* n controllers with one general glob each, "*", 31 'a', "b*" (GLOB_WORST_TOKENS tokens): on a
+ * namespace of 63 'a' every start fails after 31 matches, about 1,000 matcher steps each. */
+#define GLOB_WORST_TOKENS 34
+void policy_globs_worst(jg_buf *out, size_t n);
 /* A Job CREATE whose spec.managedBy is `managed_by` in namespace `ns`. */
 void review_namespace(jg_buf *out, const char *ns, const char *managed_by);
 
