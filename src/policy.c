@@ -14,6 +14,7 @@
 
 #include "jobguard/names.h"
 #include "jobguard/readfile.h"
+#include "jobguard/targets.h"
 #include "jobguard/verdict.h"
 
 /* Limits (docs/policy.md "Limits"): far above any real policy, low enough that a mistaken or
@@ -232,23 +233,38 @@ static bool check_version(struct ctx *c, const char *s, const char *path) {
                 s);
 }
 
-/* A managedBy value, with Kubernetes' own message for what is wrong with it. */
-static bool check_managed_by_value(struct ctx *c, const char *s, const char *path) {
+/* What is wrong with a managedBy value, in Kubernetes' own messages joined by "; ", into `what`
+ * ("" when nothing is). false: out of memory. */
+static bool managed_by_problems(const char *s, const char *path, char *what, size_t cap) {
     struct jg_errors e;
     jg_errors_init(&e);
     jg_check_managed_by((jg_str){s, strlen(s)}, path, &e);
-    bool ok = e.n == 0 && !e.oom;
-    if (!ok) {
-        char what[600] = "";
-        for (size_t i = 0; i < e.n; i++) {
-            jg_str b = jg_err_body(&e, i);
-            size_t l = strlen(what);
-            snprintf(what + l, sizeof what - l, "%s%.*s", i ? "; " : "", (int)b.n, b.p);
-        }
-        fail(c, path, "%s", e.oom ? "out of memory" : what);
+    what[0] = '\0';
+    for (size_t i = 0; i < e.n; i++) {
+        jg_str b = jg_err_body(&e, i);
+        size_t l = strlen(what);
+        snprintf(what + l, cap - l, "%s%.*s", i ? "; " : "", (int)b.n, b.p);
     }
+    bool ok = !e.oom;
     jg_errors_free(&e);
     return ok;
+}
+
+/* A managedBy value, with Kubernetes' own message for what is wrong with it. */
+static bool check_managed_by_value(struct ctx *c, const char *s, const char *path) {
+    char what[600];
+    if (!managed_by_problems(s, path, what, sizeof what)) return fail(c, path, "out of memory");
+    return what[0] ? fail(c, path, "%s", what) : true;
+}
+
+/* Whether some row in effect (the file's rows read so far, the built-in rows they do not replace)
+ * leaves managedBy's format unchecked: only there can a value that fails the format be set. */
+static bool some_row_free_form(const struct jg_policy *pol) {
+    for (size_t i = 0; i < pol->n_targets; i++)
+        if (!pol->targets[i].check_format) return true;
+    for (size_t i = 0; i < jg_builtin_target_count; i++)
+        if (!jg_builtin_targets[i].check_format && !jg_target_builtin_replaced(pol, i)) return true;
+    return false;
 }
 
 /* fnmatch(3) glob over namespace names: [a-z0-9-] plus * and ?, and bracket expressions
@@ -515,7 +531,14 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
         return false;
     const char *s = json_string_value(name);
     child_key(sub, sizeof sub, p, "name");
-    if (!check_managed_by_value(c, s, sub)) return false;
+    /* a name that fails the format is for the rows that do not check it (Tekton's free-form
+     * values); `policy check` says which kinds can never carry it */
+    char what[600];
+    if (!managed_by_problems(s, sub, what, sizeof what)) return fail(c, sub, "out of memory");
+    if (what[0] && !some_row_free_form(pol))
+        return fail(c, sub,
+                    "%s (every target row checks the format, so no object can carry this name)",
+                    what);
     for (size_t j = 0; j < (size_t)(k - pol->controllers); j++)
         if (strcmp(pol->controllers[j].name, s) == 0)
             return fail(c, sub, "duplicate controller \"%s\" (also controllers[%zu])", s, j);
