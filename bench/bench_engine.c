@@ -2,7 +2,9 @@
  * Prints input size, reviews/s and µs per review. Not a test: it prints figures.
  * Usage: bench_engine [-n ITERATIONS] [-t SECONDS] FILE...
  *        bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]
- *                     (µs per request against input size, sizes up to ELEMENTS) */
+ *                     (µs per request against input size, sizes up to ELEMENTS)
+ *        bench_engine --policy-scaling [-t SECONDS] [writers|globs]
+ *                     (the policy rules' cost against policy and request size) */
 #include "jobguard/policy.h"
 #include "jobguard/admit.h"
 #include "shapes.h"
@@ -96,16 +98,84 @@ static int scaling(int argc, char **argv, double seconds, size_t up_to, const st
     return 0;
 }
 
+/* One row of --policy-scaling: the review under the policy (both JSON), CPU time per request. */
+static int policy_row(const char *what, const char *policy_json, size_t policy_len,
+                      const jg_buf *body, double seconds, jg_buf *out) {
+    char err[1024];
+    struct jg_policy *p = jg_policy_load_buffer("policy", policy_json, policy_len, err, sizeof err);
+    if (!p) {
+        fprintf(stderr, "bench_engine: %s: %s\n", what, err);
+        return 1;
+    }
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    jg_config_modes_unset(&cfg);
+    jg_policy_apply(p, &cfg);
+    enum jg_verdict v;
+    double t = time_admit(body->data, body->len, &cfg, out, seconds, &v);
+    printf("%-44s %9zu %9zu %8s %12.1f\n", what, policy_len, body->len, verdicts[v], t * 1e6);
+    fflush(stdout);
+    jg_policy_free(p);
+    return 0;
+}
+
+/* The status-writer check (exempt and writer groups, 500-byte names, 600,000 request groups:
+ * the body limit) and the allow-list's namespace globs (a policy of 1 MiB, and one at the limit
+ * of general glob tokens made of the matcher's worst glob; a refused request). `which`: "writers",
+ * "globs" or NULL for both. */
+static bool want(const char *which, const char *part) {
+    return !which || strcmp(which, part) == 0;
+}
+
+static int policy_scaling(const char *which, double seconds, jg_buf *out) {
+    printf("%-44s %9s %9s %8s %12s\n", "policy / request", "policy", "bytes", "verdict",
+           "us/request");
+    jg_buf pol = JG_BUF_INIT, body = JG_BUF_INIT, name = JG_BUF_INIT;
+    int rc = 0;
+    static const size_t sizes[] = {64, 256, 1024};
+    for (size_t i = 0; i < 3 && rc == 0 && want(which, "writers"); i++) {
+        char what[96];
+        policy_writers(&pol, sizes[i], sizes[i], 500);
+        review_writers(&body, 600000, NULL);
+        snprintf(what, sizeof what, "writers %zu+%zu x 500 B, 600000 groups", sizes[i], sizes[i]);
+        rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
+        jg_buf_reset(&name);
+        writers_group_name(&name, 'w', sizes[i] - 1, 500);
+        review_writers(&body, 600000, name.data);
+        snprintf(what, sizeof what, "  same, the last group a writer");
+        if (rc == 0) rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
+    }
+    static const size_t ns_lens[] = {63, 255};
+    for (int worst = 0; worst < 2 && want(which, "globs"); worst++) {
+        size_t n = worst ? 16384 / GLOB_WORST_TOKENS : policy_globs(&pol, 1u << 20);
+        if (worst) policy_globs_worst(&pol, n);
+        for (size_t i = 0; i < 2 && rc == 0; i++) {
+            char what[96], ns[256];
+            memset(ns, 'a', ns_lens[i]);
+            if (!worst) memcpy(ns, "team-", 5);
+            ns[ns_lens[i]] = '\0';
+            review_namespace(&body, ns, "x.io/unlisted");
+            snprintf(what, sizeof what, "globs %zu x %d%s, namespace %zu B", n,
+                     worst ? 1 : GLOBS_PER_CONTROLLER, worst ? " worst" : "", ns_lens[i]);
+            rc = policy_row(what, pol.data, pol.len, &body, seconds, out);
+        }
+    }
+    jg_buf_free(&pol);
+    jg_buf_free(&body);
+    jg_buf_free(&name);
+    return rc;
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] [--policy-file FILE] FILE...\n"
-                    "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n");
+                    "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n"
+                    "       bench_engine --policy-scaling [-t SECONDS] [writers|globs]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     long iterations = 0;
     double seconds = 0; /* default: 1 s per file, 0.2 s per scaling row */
-    bool scale = false;
+    bool scale = false, policy_scale = false;
     size_t up_to = SIZE_MAX;
     int first = 1;
     const char *policy_path = NULL;
@@ -120,11 +190,19 @@ int main(int argc, char **argv) {
             policy_path = argv[++first];
         else if (strcmp(argv[first], "--scaling") == 0)
             scale = true;
+        else if (strcmp(argv[first], "--policy-scaling") == 0)
+            policy_scale = true;
         else
             return usage();
         first++;
     }
-    if (seconds <= 0) seconds = scale ? 0.2 : 1.0;
+    if (seconds <= 0) seconds = scale || policy_scale ? 0.2 : 1.0;
+    if (policy_scale) {
+        jg_buf out = JG_BUF_INIT;
+        int rc = policy_scaling(first < argc ? argv[first] : NULL, seconds, &out);
+        jg_buf_free(&out);
+        return rc;
+    }
     if (scale) {
         struct jg_config cfg = JG_CONFIG_DEFAULT;
         jg_buf out = JG_BUF_INIT;

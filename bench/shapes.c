@@ -251,3 +251,125 @@ const struct shape *shape_find(const char *name) {
         if (strcmp(shapes[i].name, name) == 0) return &shapes[i];
     return NULL;
 }
+
+/* ---- policies (bench_engine --policy-scaling, test_scaling) ---- */
+
+/* `prefix`, the number i in six hex digits, then 'x' up to len bytes. */
+static void put_padded(jg_buf *b, const char *prefix, size_t i, size_t len) {
+    size_t n = strlen(prefix) + 7;
+    jg_buf_puts(b, prefix);
+    put_hex(b, i, 6);
+    jg_buf_putc(b, '-');
+    for (; n < len; n++)
+        jg_buf_putc(b, 'x');
+}
+
+void writers_group_name(jg_buf *out, char which, size_t i, size_t name_len) {
+    put_padded(out, which == 'e' ? "exempt-" : "writer-", i, name_len);
+}
+
+static void put_names(jg_buf *b, char which, size_t n, size_t name_len) {
+    for (size_t i = 0; i < n; i++) {
+        jg_buf_puts(b, i ? ",\"" : "\"");
+        writers_group_name(b, which, i, name_len);
+        jg_buf_putc(b, '"');
+    }
+}
+
+void policy_writers(jg_buf *out, size_t n_exempt, size_t n_writers, size_t name_len) {
+    jg_buf_reset(out);
+    jg_buf_puts(out, "{\"statusWriterExemptGroups\":[");
+    put_names(out, 'e', n_exempt, name_len);
+    jg_buf_puts(out, "],\"controllers\":[{\"name\":\"" WRITERS_CONTROLLER "\",\"statusWriters\":"
+                     "{\"users\":[\"system:serviceaccount:ctl:ctl\"],\"groups\":[");
+    put_names(out, 'w', n_writers, name_len);
+    jg_buf_puts(out, "]}}]}");
+}
+
+void review_writers(jg_buf *out, size_t n_groups, const char *last) {
+    static const char job[] = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                              "\"j\",\"namespace\":\"default\"},\"spec\":{\"managedBy\":\""
+                              WRITERS_CONTROLLER "\"},\"status\":{}}";
+    jg_buf_reset(out);
+    jg_buf_puts(out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                     "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
+                     "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+                     "\"resource\":\"jobs\"},\"subResource\":\"status\",\"name\":\"j\","
+                     "\"namespace\":\"default\",\"operation\":\"UPDATE\",\"userInfo\":{\"username\":"
+                     "\"bench\",\"groups\":[");
+    for (size_t i = 0; i < n_groups; i++) {
+        jg_buf_puts(out, i ? ",\"" : "\"");
+        if (last && i == n_groups - 1) {
+            jg_buf_puts(out, last);
+        } else {
+            jg_buf_putc(out, 'r');
+            put_hex(out, i, 6);
+        }
+        jg_buf_putc(out, '"');
+    }
+    jg_buf_puts(out, "]},\"object\":");
+    jg_buf_puts(out, job);
+    jg_buf_puts(out, ",\"oldObject\":");
+    jg_buf_puts(out, job);
+    jg_buf_puts(out, "}}");
+}
+
+/* Glob g of controller k: literal, prefix and suffix in turn, the last one general. */
+static void put_glob(jg_buf *b, size_t k, size_t g) {
+    static const char *const forms[] = {"team-%04zu-%zu", "team-%04zu-%zu-*", "*-%04zu-%zu"};
+    if (g == GLOBS_PER_CONTROLLER - 1)
+        jg_buf_printf(b, GLOB_GENERAL_FORM, k, g);
+    else
+        jg_buf_printf(b, forms[g % 3], k, g);
+}
+
+size_t policy_globs(jg_buf *out, size_t max_bytes) {
+    static const char end[] = "]}";
+    jg_buf_reset(out);
+    jg_buf_puts(out, "{\"allowUnlistedControllers\":false,\"controllers\":[");
+    size_t k = 0;
+    for (; k < 1024; k++) {
+        size_t start = out->len;
+        jg_buf_printf(out, "%s{\"name\":\"c%04zu.example.com/ctl\",\"namespaces\":[", k ? "," : "",
+                      k);
+        for (size_t g = 0; g < GLOBS_PER_CONTROLLER; g++) {
+            jg_buf_puts(out, g ? ",\"" : "\"");
+            put_glob(out, k, g);
+            jg_buf_putc(out, '"');
+        }
+        jg_buf_puts(out, "]}");
+        if (out->len + sizeof end > max_bytes) { /* this one does not fit */
+            out->len = start;
+            break;
+        }
+    }
+    jg_buf_puts(out, end);
+    return k;
+}
+
+void policy_globs_worst(jg_buf *out, size_t n) {
+    jg_buf_reset(out);
+    jg_buf_puts(out, "{\"allowUnlistedControllers\":false,\"controllers\":[");
+    for (size_t k = 0; k < n; k++) {
+        jg_buf_printf(out, "%s{\"name\":\"c%04zu.example.com/ctl\",\"namespaces\":[\"*", k ? "," : "",
+                      k);
+        for (size_t i = 0; i < 31; i++)
+            jg_buf_putc(out, 'a');
+        jg_buf_puts(out, "b*\"]}");
+    }
+    jg_buf_puts(out, "]}");
+}
+
+void review_namespace(jg_buf *out, const char *ns, const char *managed_by) {
+    jg_buf_reset(out);
+    jg_buf_printf(out,
+                  "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                  "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
+                  "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+                  "\"resource\":\"jobs\"},\"name\":\"j\",\"namespace\":\"%s\",\"operation\":"
+                  "\"CREATE\",\"userInfo\":{\"username\":\"bench\"},\"object\":{\"apiVersion\":"
+                  "\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"%s\"},"
+                  "\"spec\":{\"managedBy\":\"%s\",\"template\":{\"spec\":{\"containers\":[{"
+                  "\"name\":\"c\",\"image\":\"busybox\"}],\"restartPolicy\":\"Never\"}}}}}}",
+                  ns, ns, managed_by);
+}

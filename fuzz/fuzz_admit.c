@@ -9,8 +9,11 @@
  *  - a second run on a reused response buffer and outcome gives the same bytes (some inputs);
  *  - a denial decided again with every rule in warn, audit or mixed modes (docs/modes.md) is
  *    allowed unless a deny-mode rule fired, its warnings and annotations within their bounds, each
- *    annotation keyed by a rule that fired in audit mode. */
+ *    annotation keyed by a rule that fired in audit mode.
+ * Inputs whose size has bit 2 set are decided under fuzz_policy(): an allow-list whose controllers
+ * have namespace globs of every kind and status writers (403 is then a denial too). */
 #include "jobguard/admit.h"
+#include "jobguard/policy.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -129,10 +132,31 @@ static void check_modes(const uint8_t *data, size_t size, const struct jg_config
     jg_outcome_free(&o);
 }
 
+/* Literal, prefix, suffix, "*" and general globs, a controller without any, status writers. */
+static const struct jg_policy *fuzz_policy(void) {
+    static const char json[] =
+        "{\"allowUnlistedControllers\":false,\"statusWriterExemptGroups\":[\"system:masters\"],"
+        "\"controllers\":[{\"name\":\"kueue.x-k8s.io/multikueue\",\"namespaces\":[\"team-a\","
+        "\"team-*\",\"*-prod\",\"ml-[!x]?\",\"*a*b*\"],\"statusWriters\":{\"users\":["
+        "\"system:serviceaccount:kueue-system:kueue\"],\"groups\":[\"kueue-admins\"]}},"
+        "{\"name\":\"acme.io/foo\"},{\"name\":\"my-custom-controller\",\"namespaces\":[\"*\"]}]}";
+    static struct jg_policy *p;
+    if (!p) {
+        char err[512];
+        p = jg_policy_load_buffer("fuzz-policy", json, sizeof json - 1, err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "fuzz_policy: %s\n", err);
+            abort();
+        }
+    }
+    return p;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Both wordings (docs/rules.md §6); which one is a cheap function of the input. */
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     if (size & 1) cfg.parity = JG_PARITY_1_36;
+    if (size & 4) jg_policy_apply(fuzz_policy(), &cfg);
 
     jg_buf response = JG_BUF_INIT;
     struct jg_outcome o;
@@ -140,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     enum jg_verdict v = jg_admit((const char *)data, size, &cfg, &response, &o);
 
     CHECK(v == o.verdict);
-    CHECK(o.code == expected_code(v));
+    CHECK(o.code == expected_code(v) || (cfg.policy && v == JG_VERDICT_DENIED && o.code == 403));
     CHECK(v != JG_VERDICT_ERROR);
     CHECK(strlen(o.uid) < sizeof o.uid && strlen(o.name) < sizeof o.name);
     check_response(&response, &o);

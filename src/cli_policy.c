@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobguard/buf.h"
 #include "jobguard/cli.h"
 #include "jobguard/policy.h"
 #include "jobguard/targets.h"
+#include "jobguard/verdict.h"
 
 enum { EXIT_OK = 0, EXIT_INVALID = 2 };
 
@@ -15,7 +17,9 @@ static void usage(FILE *f) {
                "       jobguard policy show [FILE]\n"
                "\n"
                "check: validates a policy file; prints a one-line summary (exit 0) or the first\n"
-               "       problem with the file, its position and what is wrong (exit 2).\n"
+               "       problem with the file, its position and what is wrong (exit 2). A\n"
+               "       controller name that fails the managedBy format gets a note naming the\n"
+               "       kinds that can carry it (those whose row has checkFormat false).\n"
                "show:  prints the effective policy as JSON: every default filled in, the\n"
                "       built-in targets included, the mode of every rule. Without FILE, the\n"
                "       policy in effect when no policy file is given.\n"
@@ -83,6 +87,55 @@ static json_t *effective_json(const struct jg_policy *p) {
     return root;
 }
 
+/* "Kind.group" (or "Kind" for the core group) into b after a ", " if b is not empty, unless it is
+ * the last one written (MPIJob has two built-in rows). */
+static void put_kind(jg_buf *b, const struct jg_policy_target *t, char *last, size_t cap) {
+    char label[320];
+    snprintf(label, sizeof label, "%s%s%s", t->kind, t->group[0] ? "." : "", t->group);
+    if (strcmp(label, last) == 0) return;
+    snprintf(last, cap, "%s", label);
+    jg_buf_printf(b, "%s%s", b->len ? ", " : "", label);
+}
+
+/* A note per controller whose name fails the managedBy format: the policy accepts it because some
+ * row does not check the format (docs/policy.md), but only those rows' kinds can carry it. */
+static bool free_form_notes(const struct jg_policy *p) {
+    bool ok = true;
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *k = &p->controllers[i];
+        struct jg_errors e;
+        jg_errors_init(&e);
+        jg_check_managed_by((jg_str){k->name, k->name_len}, "name", &e);
+        bool fails = e.n > 0 || e.oom;
+        jg_errors_free(&e);
+        if (!fails) continue;
+        jg_buf can = JG_BUF_INIT, never = JG_BUF_INIT;
+        char last_can[320] = "", last_never[320] = "";
+        for (size_t r = 0; r < jg_builtin_target_count; r++) {
+            const struct jg_policy_target *t = &jg_builtin_targets[r];
+            if (jg_target_builtin_replaced(p, r)) continue;
+            if (t->check_format)
+                put_kind(&never, t, last_never, sizeof last_never);
+            else
+                put_kind(&can, t, last_can, sizeof last_can);
+        }
+        for (size_t r = 0; r < p->n_targets; r++) {
+            const struct jg_policy_target *t = &p->targets[r];
+            if (t->check_format)
+                put_kind(&never, t, last_never, sizeof last_never);
+            else
+                put_kind(&can, t, last_can, sizeof last_can);
+        }
+        ok = ok && !can.oom && !never.oom;
+        printf("note: controllers[%zu].name \"%s\" is not a valid managedBy value: only %s can "
+               "carry it (checkFormat false); the format check refuses it on %s\n",
+               i, k->name, can.data ? can.data : "", never.data ? never.data : "no kind");
+        jg_buf_free(&can);
+        jg_buf_free(&never);
+    }
+    return ok;
+}
+
 static int cmd_check(const char *file) {
     char err[1024];
     struct jg_policy *p = jg_policy_load_file(file, err, sizeof err);
@@ -100,7 +153,12 @@ static int cmd_check(const char *file) {
            file, p->n_targets, p->n_targets == 1 ? "" : "s", replacing, p->n_controllers,
            p->n_controllers == 1 ? "" : "s", p->allow_unlisted_controllers ? "true" : "false",
            overrides, overrides == 1 ? "" : "s", p->sha256);
+    bool ok = free_form_notes(p);
     jg_policy_free(p);
+    if (!ok) {
+        fprintf(stderr, "jobguard policy check: out of memory\n");
+        return EXIT_INVALID;
+    }
     return EXIT_OK;
 }
 

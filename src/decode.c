@@ -1385,6 +1385,9 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         return JG_DECODE_OK;
     case RQ_NAMESPACE:
         TRY(rd_str(sc, "request", "namespace", &s));
+        if (s.s.n > JG_MAX_NAMESPACE_BYTES) /* bounds the policy's namespace globs' work */
+            return fail(sc->err, JG_NAMESPACE_TOO_LONG_FMT, "request.namespace",
+                        JG_MAX_NAMESPACE_BYTES, s.s.n);
         q->namespace_ = s.s;
         return JG_DECODE_OK;
     case RQ_USERINFO: {
@@ -1667,9 +1670,15 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
             for (;;) {
                 TRY(obj_next(&m, &b, &key, kb, &more));
                 if (!more) break;
-                if (jg_str_eq_lit(key, "namespace") && *m.p == '"')
+                if (jg_str_eq_lit(key, "namespace") && *m.p == '"') {
                     TRY(string(&m, ns));
-                else
+                    if (ns->n > JG_MAX_NAMESPACE_BYTES) {
+                        char field[64];
+                        snprintf(field, sizeof field, "%s: metadata.namespace", what);
+                        return fail(err, JG_NAMESPACE_TOO_LONG_FMT, field, JG_MAX_NAMESPACE_BYTES,
+                                    ns->n);
+                    }
+                } else
                     TRY(skip_value(&m));
             }
         }

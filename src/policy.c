@@ -14,6 +14,7 @@
 
 #include "jobguard/names.h"
 #include "jobguard/readfile.h"
+#include "jobguard/targets.h"
 #include "jobguard/verdict.h"
 
 /* Limits (docs/policy.md "Limits"): far above any real policy, low enough that a mistaken or
@@ -29,11 +30,16 @@
 #define MAX_IDENTITY 512          /* a user or group name ("system:serviceaccount:NS:NAME") */
 #define MAX_PATH 256              /* a managedByPath or nested path */
 #define MAX_PATH_SEGMENTS 16      /* fields in one path */
+/* Tokens (a character, '?', a bracket expression, a run of '*') of all namespace globs that are
+ * not a name, "abc*", "*abc" or "*": a refused request runs each of them against its namespace,
+ * at most 64 steps per token (docs/policy.md "Limits"). */
+#define MAX_GLOB_TOKENS 16384
 
 struct ctx {
     const char *name; /* the file, as the user named it */
     char *err;
     size_t cap;
+    size_t glob_tokens; /* of the general globs read so far (MAX_GLOB_TOKENS) */
 };
 
 /* Sets the one-line error: control bytes (a "\n" in a value or a key) are written as \n, \t or
@@ -227,23 +233,38 @@ static bool check_version(struct ctx *c, const char *s, const char *path) {
                 s);
 }
 
-/* A managedBy value, with Kubernetes' own message for what is wrong with it. */
-static bool check_managed_by_value(struct ctx *c, const char *s, const char *path) {
+/* What is wrong with a managedBy value, in Kubernetes' own messages joined by "; ", into `what`
+ * ("" when nothing is). false: out of memory. */
+static bool managed_by_problems(const char *s, const char *path, char *what, size_t cap) {
     struct jg_errors e;
     jg_errors_init(&e);
     jg_check_managed_by((jg_str){s, strlen(s)}, path, &e);
-    bool ok = e.n == 0 && !e.oom;
-    if (!ok) {
-        char what[600] = "";
-        for (size_t i = 0; i < e.n; i++) {
-            jg_str b = jg_err_body(&e, i);
-            size_t l = strlen(what);
-            snprintf(what + l, sizeof what - l, "%s%.*s", i ? "; " : "", (int)b.n, b.p);
-        }
-        fail(c, path, "%s", e.oom ? "out of memory" : what);
+    what[0] = '\0';
+    for (size_t i = 0; i < e.n; i++) {
+        jg_str b = jg_err_body(&e, i);
+        size_t l = strlen(what);
+        snprintf(what + l, cap - l, "%s%.*s", i ? "; " : "", (int)b.n, b.p);
     }
+    bool ok = !e.oom;
     jg_errors_free(&e);
     return ok;
+}
+
+/* A managedBy value, with Kubernetes' own message for what is wrong with it. */
+static bool check_managed_by_value(struct ctx *c, const char *s, const char *path) {
+    char what[600];
+    if (!managed_by_problems(s, path, what, sizeof what)) return fail(c, path, "out of memory");
+    return what[0] ? fail(c, path, "%s", what) : true;
+}
+
+/* Whether some row in effect (the file's rows read so far, the built-in rows they do not replace)
+ * leaves managedBy's format unchecked: only there can a value that fails the format be set. */
+static bool some_row_free_form(const struct jg_policy *pol) {
+    for (size_t i = 0; i < pol->n_targets; i++)
+        if (!pol->targets[i].check_format) return true;
+    for (size_t i = 0; i < jg_builtin_target_count; i++)
+        if (!jg_builtin_targets[i].check_format && !jg_target_builtin_replaced(pol, i)) return true;
+    return false;
 }
 
 /* fnmatch(3) glob over namespace names: [a-z0-9-] plus * and ?, and bracket expressions
@@ -277,6 +298,23 @@ static bool check_namespace_glob(struct ctx *c, const char *s, const char *path)
             return fail(c, path, "byte 0x%02x at byte %zu is not allowed %s", ch, i, hint);
         }
     }
+    struct jg_glob g;
+    size_t min_len, tokens;
+    bool ok = jg_glob_compile(&g, s, &min_len, &tokens);
+    jg_glob_free(&g);
+    if (!ok) return fail(c, path, "out of memory");
+    if (min_len > MAX_LABEL)
+        return fail(c, path,
+                    "\"%s\" matches no namespace: it needs at least %zu characters and a "
+                    "namespace has at most %d",
+                    s, min_len, MAX_LABEL);
+    c->glob_tokens += tokens;
+    if (c->glob_tokens > MAX_GLOB_TOKENS)
+        return fail(c, path,
+                    "\"%s\": the namespace globs that are not a name, \"abc*\", \"*abc\" or "
+                    "\"*\" have %zu tokens up to here, more than the limit of %d (a character, "
+                    "'?', a bracket expression or a run of '*' is one token)",
+                    s, c->glob_tokens, MAX_GLOB_TOKENS);
     return true;
 }
 
@@ -493,7 +531,14 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
         return false;
     const char *s = json_string_value(name);
     child_key(sub, sizeof sub, p, "name");
-    if (!check_managed_by_value(c, s, sub)) return false;
+    /* a name that fails the format is for the rows that do not check it (Tekton's free-form
+     * values); `policy check` says which kinds can never carry it */
+    char what[600];
+    if (!managed_by_problems(s, sub, what, sizeof what)) return fail(c, sub, "out of memory");
+    if (what[0] && !some_row_free_form(pol))
+        return fail(c, sub,
+                    "%s (every target row checks the format, so no object can carry this name)",
+                    what);
     for (size_t j = 0; j < (size_t)(k - pol->controllers); j++)
         if (strcmp(pol->controllers[j].name, s) == 0)
             return fail(c, sub, "duplicate controller \"%s\" (also controllers[%zu])", s, j);
@@ -618,7 +663,7 @@ static void sha256_hex(const char *data, size_t len, char out[65]) {
 
 struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
                                         size_t errcap) {
-    struct ctx c = {name, err, errcap};
+    struct ctx c = {name, err, errcap, 0};
     if (len > MAX_FILE_BYTES) {
         set_err(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len, MAX_FILE_BYTES);
         return NULL;
@@ -635,6 +680,7 @@ struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size
     struct jg_policy *p = calloc(1, sizeof *p);
     bool ok = p ? read_policy(&c, root, p) : fail(&c, "top level", "out of memory");
     json_decref(root);
+    if (ok && !jg_policy_build_lookups(p)) ok = fail(&c, "top level", "out of memory");
     if (!ok) {
         jg_policy_free(p);
         return NULL;
@@ -664,6 +710,7 @@ static void strv_free(struct jg_strv *v) {
 
 void jg_policy_free(struct jg_policy *p) {
     if (!p) return;
+    jg_policy_free_lookups(p);
     for (size_t i = 0; i < p->n_targets; i++) {
         struct jg_policy_target *t = &p->targets[i];
         free(t->group);

@@ -7,7 +7,6 @@
 #include "jobguard/policy.h"
 #include "jobguard/targets.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -759,22 +758,9 @@ static void validate_status(const struct jg_request *req, const struct jg_config
 
 /* ---- policy rules (docs/rules.md §11) ---- */
 
-static bool strv_has(const struct jg_strv *v, jg_str s) {
-    for (size_t i = 0; i < v->n; i++)
-        if (jg_str_eq_lit(s, v->v[i])) return true;
-    return false;
-}
-
 /* Whether controller entry `c` applies in namespace `ns` (globs; none = every namespace). */
 static bool in_namespace(const struct jg_policy_controller *c, jg_str ns) {
-    if (c->namespaces.n == 0) return true;
-    char buf[256]; /* namespaces are DNS labels (63 bytes); a longer one matches no glob */
-    if (ns.n >= sizeof buf) return false;
-    memcpy(buf, ns.p, ns.n);
-    buf[ns.n] = '\0';
-    for (size_t i = 0; i < c->namespaces.n; i++)
-        if (fnmatch(c->namespaces.v[i], buf, 0) == 0) return true;
-    return false;
+    return jg_nsmatch_has(&c->ns_match, ns);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -825,7 +811,7 @@ static void check_allowed_controllers(const struct jg_request *req, const struct
  * entry for it (in this namespace) lists statusWriters. */
 static bool may_write_status(const struct jg_request *req, const struct jg_policy *p, jg_str ctl) {
     for (size_t g = 0; g < req->groups.n; g++)
-        if (strv_has(&p->status_writer_exempt, req->groups.items[g])) return true;
+        if (jg_strset_has(&p->exempt_set, req->groups.items[g])) return true;
     bool bound = false;
     for (size_t i = 0; i < p->n_controllers; i++) {
         const struct jg_policy_controller *c = &p->controllers[i];
@@ -833,9 +819,9 @@ static bool may_write_status(const struct jg_request *req, const struct jg_polic
             !in_namespace(c, req->namespace_))
             continue;
         bound = true;
-        if (strv_has(&c->writer_users, req->username)) return true;
+        if (jg_strset_has(&c->writer_user_set, req->username)) return true;
         for (size_t g = 0; g < req->groups.n; g++)
-            if (strv_has(&c->writer_groups, req->groups.items[g])) return true;
+            if (jg_strset_has(&c->writer_group_set, req->groups.items[g])) return true;
     }
     return !bound;
 }

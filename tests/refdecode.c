@@ -764,6 +764,9 @@ static int request_member(struct walk *w, void *ctx, int which, json_t *v) {
         static const char *const keys[] = {"subResource", "name", "namespace"};
         jg_str *dst = which == 4 ? &q->sub_resource : which == 5 ? &q->name : &q->namespace_;
         if (rd_str(w, "request", keys[which - 4], v, &s)) return STOP;
+        if (which == 6 && s.s.n > JG_MAX_NAMESPACE_BYTES)
+            return bad(w, JG_NAMESPACE_TOO_LONG_FMT, "request.namespace", JG_MAX_NAMESPACE_BYTES,
+                       s.s.n);
         *dst = s.s;
         return OK;
     }

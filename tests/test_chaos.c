@@ -431,6 +431,7 @@ START_TEST(test_modes_chaos) {
         ctls[i] = (struct jg_policy_controller){.name = names[i], .name_len = strlen(names[i])};
     }
     struct jg_policy pol = {.controllers = ctls, .n_controllers = 20};
+    ck_assert(jg_policy_build_lookups(&pol)); /* before the chaos: a snapshot is built at load */
     run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;
     run_cfg.policy = &pol;
     run_cfg.mode[JG_R_MANAGED_BY_FORMAT] = JG_MODE_WARN;
@@ -441,6 +442,7 @@ START_TEST(test_modes_chaos) {
     if (_i == 2) pol.allow_unlisted_controllers = true; /* its value would be refused */
     walk_review(&mode_reviews[_i]);
     run_cfg = (struct jg_config)JG_CONFIG_DEFAULT;
+    jg_policy_free_lookups(&pol);
 }
 END_TEST
 

@@ -44,7 +44,10 @@ static void setup(void) {
     resp = (jg_buf)JG_BUF_INIT;
 }
 
+static void drop_lookups(void);
+
 static void teardown(void) {
+    drop_lookups();
     jg_outcome_free(&out);
     jg_buf_free(&resp);
 }
@@ -314,13 +317,17 @@ static struct jg_policy_controller ctls[] = {
 };
 static struct jg_policy pol;
 
+static void lookups(void);
+
 static void allow_list(void) {
+    drop_lookups();
     memset(&pol, 0, sizeof pol);
     pol.controllers = ctls;
     pol.n_controllers = 4;
     pol.allow_unlisted_controllers = false;
     pol.status_writer_exempt = (struct jg_strv){masters, 1};
     cfg.policy = &pol;
+    lookups();
 }
 
 #define UNSUPPORTED(field, v, list) field ": Unsupported value: \"" v "\": supported values: " list
@@ -428,11 +435,27 @@ static struct jg_policy_controller bound[] = {
      .writer_users = {sa_users, 1}},
 };
 
+/* The lookups the rules read (jobguard/match.h), built from pol's lists, again after a change to
+ * them; teardown frees them. */
+static void drop_lookups(void) {
+    struct jg_policy tables[] = {{.controllers = ctls, .n_controllers = 4},
+                                 {.controllers = bound, .n_controllers = 3}};
+    for (size_t i = 0; i < 2; i++)
+        jg_policy_free_lookups(&tables[i]);
+    jg_strset_free(&pol.exempt_set);
+}
+
+static void lookups(void) {
+    drop_lookups();
+    ck_assert(jg_policy_build_lookups(&pol));
+}
+
 static void status_update(const char *ctl) {
     allow_list();
     pol.allow_unlisted_controllers = true;
     pol.controllers = bound;
     pol.n_controllers = 3;
+    lookups();
     req.operation = JG_OP_UPDATE;
     req.sub_resource = S("status");
     req.old_object.present = true;
@@ -481,6 +504,7 @@ START_TEST(status_writers_allow_writers) {
     groups("system:masters", "x"); /* the break-glass group */
     ck_assert_str_eq(admit(), allowed);
     pol.status_writer_exempt.n = 0; /* ... only while the policy exempts it */
+    lookups();
     admit();
     ck_assert_int_eq(out.code, 403);
     /* a controller without statusWriters, one bound in other namespaces only, no controller */

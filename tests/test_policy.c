@@ -54,6 +54,44 @@ START_TEST(empty_lists_are_kept_empty) {
 }
 END_TEST
 
+/* A controller name that fails the managedBy format (Tekton's documented "my-custom-controller")
+ * is accepted while some row in effect does not check the format, and refused once none does. */
+START_TEST(free_form_controller_names) {
+    static const char *const names[] = {"my-custom-controller", "Acme.io/ctl",
+                                        "acme.io/ccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"};
+    for (size_t i = 0; i < 3; i++) {
+        char json[1024];
+        snprintf(json, sizeof json, "{\"controllers\": [{\"name\": \"%s\"}]}", names[i]);
+        struct jg_policy *p = load(json); /* the built-in Tekton rows do not check it */
+        ck_assert_msg(p != NULL, "%s", err);
+        ck_assert_str_eq(p->controllers[0].name, names[i]);
+        jg_policy_free(p);
+    }
+    /* both Tekton rows replaced by rows that check the format, a custom row that does not */
+    static const char tekton[] =
+        "{\"group\": \"tekton.dev\", \"versions\": [\"v1\"], \"kind\": \"PipelineRun\", "
+        "\"resource\": \"pipelineruns\", \"managedByPath\": \"spec.managedBy\", "
+        "\"reservedValue\": \"tekton.dev/pipeline\"}, {\"group\": \"tekton.dev\", \"versions\": "
+        "[\"v1\"], \"kind\": \"TaskRun\", \"resource\": \"taskruns\", \"managedByPath\": "
+        "\"spec.managedBy\", \"reservedValue\": \"tekton.dev/pipeline\"}";
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"targets\": [%s, {\"group\": \"example.com\", \"versions\": [\"v1\"], "
+             "\"kind\": \"Widget\", \"resource\": \"widgets\", \"managedByPath\": "
+             "\"spec.owner\", \"reservedValue\": \"widget\", \"checkFormat\": false}], "
+             "\"controllers\": [{\"name\": \"my-custom-controller\"}]}",
+             tekton);
+    struct jg_policy *p = load(json);
+    ck_assert_msg(p != NULL, "%s", err);
+    jg_policy_free(p);
+    snprintf(json, sizeof json, "{\"targets\": [%s], \"controllers\": [{\"name\": "
+             "\"my-custom-controller\"}]}", tekton);
+    expect_error(json, "policy.json: controllers[0].name: Invalid value: \"my-custom-controller\": "
+                       "must be a domain-prefixed path (such as \"acme.io/foo\") (every target row "
+                       "checks the format, so no object can carry this name)");
+}
+END_TEST
+
 static const char full[] =
     "{\n"
     "  \"targets\": [\n"
@@ -417,6 +455,7 @@ int main(int argc, char **argv) {
     TCase *tc = tcase_create("policy");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, empty_lists_are_kept_empty);
+    tcase_add_test(tc, free_form_controller_names);
     tcase_add_test(tc, full_file);
     tcase_add_test(tc, builtin_targets);
     tcase_add_loop_test(tc, builtin_crd_rows, 0, (int)(sizeof crd_rows / sizeof crd_rows[0]));

@@ -3,6 +3,7 @@
  * the verdict and its causes, never the time. A quadratic check would still pass here, only
  * slowly: the bench shows the cost, this shows the answers. */
 #include "jobguard/admit.h"
+#include "jobguard/policy.h"
 #include "shapes.h"
 
 #include <check.h>
@@ -157,6 +158,123 @@ START_TEST(managed_by_long) {
 }
 END_TEST
 
+/* ---- the policy rules at the policy's limits (bench_engine --policy-scaling) ---- */
+
+static struct jg_policy *policy;
+
+static void load_policy(const jg_buf *json) {
+    char err[1024];
+    jg_policy_free(policy);
+    policy = jg_policy_load_buffer("policy.json", json->data, json->len, err, sizeof err);
+    ck_assert_msg(policy != NULL, "%s", err);
+}
+
+static enum jg_verdict decide_under_policy(void) {
+    ck_assert(!body.oom);
+    ck_assert_uint_le(body.len, JG_MAX_BODY_BYTES);
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    jg_config_modes_unset(&cfg);
+    jg_policy_apply(policy, &cfg);
+    jg_outcome_free(&o);
+    jg_outcome_init(&o);
+    return jg_admit(body.data, body.len, &cfg, &response, &o);
+}
+
+START_TEST(status_writers_at_limits) {
+    /* 1,024 exempt and 1,024 writer groups of 500 bytes; 600,000 groups in the request */
+    jg_buf pol = JG_BUF_INIT, name = JG_BUF_INIT;
+    policy_writers(&pol, 1024, 1024, 500);
+    load_policy(&pol);
+    review_writers(&body, 600000, NULL);
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+    ck_assert_int_eq(o.code, 403);
+    ck_assert_str_eq(causes(), "User \"bench\" cannot update the status of a Job managed by "
+                               "\"" WRITERS_CONTROLLER "\"\n");
+    /* the last group alone decides: the last writer group, the last and first exempt group */
+    static const struct {
+        char which;
+        size_t i;
+    } last[] = {{'w', 1023}, {'w', 0}, {'e', 1023}, {'e', 0}};
+    for (size_t k = 0; k < sizeof last / sizeof last[0]; k++) {
+        jg_buf_reset(&name);
+        writers_group_name(&name, last[k].which, last[k].i, 500);
+        review_writers(&body, 600000, name.data);
+        ck_assert_msg(decide_under_policy() == JG_VERDICT_ALLOWED, "%c%zu", last[k].which,
+                      last[k].i);
+        /* one byte shorter or longer is another group */
+        name.data[--name.len] = '\0';
+        review_writers(&body, 600000, name.data);
+        ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+        jg_buf_puts(&name, "xx");
+        review_writers(&body, 600000, name.data);
+        ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+    }
+    jg_buf_free(&pol);
+    jg_buf_free(&name);
+}
+END_TEST
+
+#define JOB_CONTROLLER "\"kubernetes.io/job-controller\""
+#define UNLISTED "spec.managedBy: Unsupported value: \"x.io/unlisted\": supported values: "
+
+START_TEST(namespace_globs_at_limits) {
+    /* a policy of 1 MiB: 47 literal, prefix and suffix globs and one general glob per controller */
+    jg_buf pol = JG_BUF_INIT;
+    size_t n = policy_globs(&pol, 1u << 20);
+    ck_assert_uint_gt(pol.len, 700000);
+    load_policy(&pol);
+    char ns[80], ctl[64], want[256];
+    memset(ns, 'a', 63);
+    memcpy(ns, "team-", 5);
+    ns[63] = '\0';
+    review_namespace(&body, ns, "x.io/unlisted"); /* no glob matches: the reserved value alone */
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+    ck_assert_str_eq(causes(), UNLISTED JOB_CONTROLLER "\n");
+    /* each kind of glob of the last controller, the general one last */
+    snprintf(ctl, sizeof ctl, "c%04zu.example.com/ctl", n - 1);
+    static const char *const forms[] = {"team-%04zu-0", "team-%04zu-1-x", "x-%04zu-2",
+                                        "ab1-%04zu-47"};
+    for (size_t f = 0; f < 4; f++) {
+        snprintf(ns, sizeof ns, forms[f], n - 1);
+        review_namespace(&body, ns, ctl);
+        ck_assert_msg(decide_under_policy() == JG_VERDICT_ALLOWED, "%s", ns);
+        review_namespace(&body, ns, "x.io/unlisted");
+        ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+        snprintf(want, sizeof want, UNLISTED "\"%s\", " JOB_CONTROLLER "\n", ctl); /* sorted */
+        ck_assert_str_eq(causes(), want);
+    }
+    /* the general glob needs its digit: "*[a-z]*[a-z]*[0-9]*-NNNN-47" */
+    snprintf(ns, sizeof ns, "abc-%04zu-47", n - 1);
+    review_namespace(&body, ns, ctl);
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+    /* a namespace longer than a DNS label never reaches the globs */
+    memset(ns, 'a', 64);
+    ns[64] = '\0';
+    review_namespace(&body, ns, "x.io/unlisted");
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_BAD_REQUEST);
+    ck_assert_str_eq(o.message.data, "request.namespace: must be no more than 63 bytes (a namespace "
+                                     "is a DNS label), got 64");
+
+    /* the limit of general glob tokens, filled with the matcher's worst glob */
+    policy_globs_worst(&pol, 16384 / GLOB_WORST_TOKENS);
+    load_policy(&pol);
+    memset(ns, 'a', 63);
+    ns[63] = '\0';
+    review_namespace(&body, ns, "x.io/unlisted");
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_DENIED);
+    ck_assert_str_eq(causes(), UNLISTED JOB_CONTROLLER "\n");
+    ns[31] = 'b'; /* "*aaa...ab*" matches now: every controller is listed here */
+    review_namespace(&body, ns, "c0000.example.com/ctl");
+    ck_assert_int_eq(decide_under_policy(), JG_VERDICT_ALLOWED);
+    /* one more token is refused at load */
+    policy_globs_worst(&pol, 16384 / GLOB_WORST_TOKENS + 1);
+    char err[512];
+    ck_assert_ptr_null(jg_policy_load_buffer("policy.json", pol.data, pol.len, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "more than the limit of 16384"));
+    jg_buf_free(&pol);
+}
+END_TEST
+
 int main(void) {
     jg_outcome_init(&o);
     Suite *s = suite_create("scaling");
@@ -172,6 +290,8 @@ int main(void) {
     tcase_add_test(tc, index_lists);
     tcase_add_test(tc, nesting);
     tcase_add_test(tc, managed_by_long);
+    tcase_add_test(tc, status_writers_at_limits);
+    tcase_add_test(tc, namespace_globs_at_limits);
     suite_add_tcase(s, tc);
     int rc = run_suite(s);
     jg_outcome_free(&o);

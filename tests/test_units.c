@@ -3,9 +3,11 @@
 #include "jobguard/admit.h"
 #include "jobguard/decode.h"
 #include "jobguard/indexes.h"
+#include "jobguard/match.h"
 #include "jobguard/rules.h"
 
 #include <check.h>
+#include <fnmatch.h>
 
 #include "run_suite.h"
 #include <stdio.h>
@@ -562,6 +564,165 @@ START_TEST(fuzz_regressions) {
 }
 END_TEST
 
+/* A namespace is a DNS label: a longer one is refused where it is read (request.namespace, and
+ * metadata.namespace of `check --new`), which bounds what the policy's globs are run on. */
+START_TEST(decode_namespace_length) {
+    char ns[80], body[512];
+    memset(ns, 'n', sizeof ns);
+    for (size_t n = 63; n <= 64; n++) {
+        snprintf(body, sizeof body,
+                 "{\"request\":{\"uid\":\"u\",\"operation\":\"DELETE\",\"resource\":{},"
+                 "\"namespace\":\"%.*s\"}}",
+                 (int)n, ns);
+        expect_decode(body, n == 63 ? JG_DECODE_OK : JG_DECODE_BAD_REQUEST,
+                      n == 63 ? NULL
+                              : "request.namespace: must be no more than 63 bytes (a namespace is "
+                                "a DNS label), got 64");
+        snprintf(body, sizeof body, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"%.*s\"}}",
+                 (int)n, ns);
+        jg_review r;
+        jg_decode_error err;
+        ck_assert_int_eq(jg_decode_objects(NULL, 0, body, strlen(body), NULL, NULL, &r, &err),
+                         n == 63 ? JG_DECODE_OK : JG_DECODE_BAD_REQUEST);
+        if (n == 63)
+            ck_assert_uint_eq(r.req.namespace_.n, 63);
+        else
+            ck_assert_str_eq(err.message, "new object: metadata.namespace: must be no more than 63 "
+                                          "bytes (a namespace is a DNS label), got 64");
+        jg_review_free(&r);
+    }
+}
+END_TEST
+
+/* ---- match: name sets and namespace globs (include/jobguard/match.h) ---- */
+
+START_TEST(strset_lookup) {
+    char *names[] = {"system:masters", "b", "a", "ab", "zz", "system:master"};
+    struct jg_strset set;
+    ck_assert(jg_strset_build(&set, names, 6));
+    for (size_t i = 0; i < 6; i++)
+        ck_assert(jg_strset_has(&set, (jg_str){names[i], strlen(names[i])}));
+    static const char *const absent[] = {"", "c", "system:mastersx", "system:masterz", "aa", "z"};
+    for (size_t i = 0; i < 6; i++)
+        ck_assert(!jg_strset_has(&set, (jg_str){absent[i], strlen(absent[i])}));
+    /* a slice is compared by its length, not up to a NUL */
+    ck_assert(!jg_strset_has(&set, (jg_str){"ab\0", 3}));
+    ck_assert(jg_strset_has(&set, (jg_str){"abc", 2}));
+    jg_strset_free(&set);
+    ck_assert(jg_strset_build(&set, names, 0));
+    ck_assert(!jg_strset_has(&set, (jg_str){"a", 1}));
+    jg_strset_free(&set);
+}
+END_TEST
+
+static struct jg_glob compiled(const char *glob) {
+    struct jg_glob g;
+    size_t min_len, cost;
+    ck_assert(jg_glob_compile(&g, glob, &min_len, &cost));
+    return g;
+}
+
+static bool glob_matches(const struct jg_glob *g, const char *name) {
+    return jg_glob_match(g, (jg_str){name, strlen(name)});
+}
+
+/* Every bracket expression over "ab-" of up to 4 characters, plain and negated, against every
+ * byte: the compiled set is what fnmatch(3) matches (the matcher replaced it on the request path). */
+START_TEST(glob_brackets_as_fnmatch) {
+    static const char alpha[] = "ab-";
+    size_t checked = 0;
+    for (size_t len = 1; len <= 4; len++) {
+        size_t combos = 1;
+        for (size_t i = 0; i < len; i++)
+            combos *= 3;
+        for (size_t k = 0; k < combos; k++)
+            for (int neg = 0; neg < 2; neg++) {
+                char glob[16];
+                size_t o = 0, v = k;
+                glob[o++] = '[';
+                if (neg) glob[o++] = '!';
+                for (size_t i = 0; i < len; i++, v /= 3)
+                    glob[o++] = alpha[v % 3];
+                glob[o++] = ']';
+                glob[o] = '\0';
+                struct jg_glob g = compiled(glob);
+                for (int c = 1; c < 256; c++) {
+                    char name[2] = {(char)c, 0};
+                    if (glob_matches(&g, name) != (fnmatch(glob, name, 0) == 0))
+                        ck_abort_msg("%s on byte 0x%02x", glob, c);
+                    checked++;
+                }
+                jg_glob_free(&g);
+            }
+    }
+    ck_assert_uint_gt(checked, 30000);
+}
+END_TEST
+
+/* Every glob of up to 4 pieces against every name over "ab-" of up to 5 bytes: the same answers
+ * as fnmatch(3), and the kind the glob compiles to. */
+START_TEST(glob_as_fnmatch) {
+    static const char *const pieces[] = {"a", "b", "-", "*", "**", "?", "[ab]", "[!a]", "[a-b]"};
+    enum { NP = sizeof pieces / sizeof pieces[0] };
+    static const char alpha[] = "ab-";
+    size_t checked = 0;
+    for (size_t len = 0; len <= 4; len++) {
+        size_t combos = 1;
+        for (size_t i = 0; i < len; i++)
+            combos *= NP;
+        for (size_t k = 0; k < combos; k++) {
+            char glob[32] = "";
+            for (size_t i = 0, v = k; i < len; i++, v /= NP)
+                strcat(glob, pieces[v % NP]);
+            struct jg_glob g = compiled(glob);
+            for (size_t nlen = 0; nlen <= 5; nlen++) {
+                size_t names = 1;
+                for (size_t i = 0; i < nlen; i++)
+                    names *= 3;
+                for (size_t m = 0; m < names; m++) {
+                    char name[8];
+                    size_t v = m;
+                    for (size_t i = 0; i < nlen; i++, v /= 3)
+                        name[i] = alpha[v % 3];
+                    name[nlen] = '\0';
+                    if (glob_matches(&g, name) != (fnmatch(glob, name, 0) == 0))
+                        ck_abort_msg("glob \"%s\" name \"%s\"", glob, name);
+                    checked++;
+                }
+            }
+            jg_glob_free(&g);
+        }
+    }
+    ck_assert_uint_gt(checked, 2000000);
+    /* the kinds, and what the matcher is charged for */
+    static const struct {
+        const char *glob;
+        enum jg_glob_kind kind;
+        size_t min_len, cost;
+    } kinds[] = {
+        {"team-a", JG_GLOB_LITERAL, 6, 0}, {"team-*", JG_GLOB_PREFIX, 5, 0},
+        {"**-prod", JG_GLOB_SUFFIX, 5, 0}, {"***", JG_GLOB_ANY, 0, 0},
+        {"t*-prod", JG_GLOB_GENERAL, 6, 7}, {"*a*", JG_GLOB_GENERAL, 1, 3},
+        {"ml-?", JG_GLOB_GENERAL, 4, 4},   {"[a-c]*", JG_GLOB_GENERAL, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        struct jg_glob g;
+        size_t min_len, cost;
+        ck_assert(jg_glob_compile(&g, kinds[i].glob, &min_len, &cost));
+        ck_assert_msg(g.kind == kinds[i].kind, "%s", kinds[i].glob);
+        ck_assert_uint_eq(min_len, kinds[i].min_len);
+        ck_assert_uint_eq(cost, kinds[i].cost);
+        jg_glob_free(&g);
+    }
+    /* a name is its bytes: a NUL inside it is not the end */
+    struct jg_glob g;
+    size_t min_len, cost;
+    ck_assert(jg_glob_compile(&g, "team-a", &min_len, &cost));
+    ck_assert(!jg_glob_match(&g, (jg_str){"team-a\0x", 8}));
+    jg_glob_free(&g);
+}
+END_TEST
+
 START_TEST(admit_error_echoes_uid) {
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"abc\",\"operation\":\"NOPE\"}}";
@@ -598,6 +759,10 @@ int main(void) {
         {"render", render_aggregate},
         {"decode", decode_refusals},
         {"decode", decode_deep_nesting},
+        {"decode", decode_namespace_length},
+        {"match", strset_lookup},
+        {"match", glob_brackets_as_fnmatch},
+        {"match", glob_as_fnmatch},
         {"admit", admit_error_echoes_uid},
         {"scanner", scanner_strings_and_numbers},
         {"scanner", scanner_member_order_and_precedence},

@@ -5,6 +5,7 @@
 #ifndef JOBGUARD_POLICY_H
 #define JOBGUARD_POLICY_H
 
+#include "jobguard/match.h"
 #include "jobguard/rules.h"
 
 #include <stdbool.h>
@@ -41,6 +42,9 @@ struct jg_policy_controller {
     bool has_status_writers;   /* "statusWriters" given: the binding applies to this controller */
     struct jg_strv writer_users;  /* incl. "system:serviceaccount:NS:NAME" */
     struct jg_strv writer_groups;
+    /* The lists above as the rules look them up (jg_policy_build_lookups) */
+    struct jg_nsmatch ns_match;
+    struct jg_strset writer_user_set, writer_group_set;
 };
 
 struct jg_policy {
@@ -50,6 +54,7 @@ struct jg_policy {
     size_t n_controllers;
     bool allow_unlisted_controllers;      /* default true */
     struct jg_strv status_writer_exempt;  /* default ["system:masters"] */
+    struct jg_strset exempt_set;          /* status_writer_exempt, looked up */
     unsigned char mode[64];               /* per rule ID (enum jg_mode); "*" fills the rest */
     char sha256[65];                      /* hex digest of the file's bytes; "" for no file */
 };

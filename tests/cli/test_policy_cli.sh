@@ -71,6 +71,16 @@ printf '{"targets": [{"group": "batch", "versions": ["v1"], "kind": "Job", "reso
 printf '{"targets": [{"group": "kubeflow.org", "versions": ["v1", "v2beta1"], "kind": "MPIJob", "resource": "mpijobs", "managedByPath": "spec.runPolicy.managedBy", "reservedValue": "kubeflow.org/mpi-operator"}, {"group": "example.com", "versions": ["v1"], "kind": "Widget", "resource": "widgets", "managedByPath": "spec.managedBy", "reservedValue": "example.com/widget-controller"}]}' >"$tmp/mpi.json"
 expect_rc "a row for MPIJob (two built-in rows) is one replacing row" 0 "$bin" policy check "$tmp/mpi.json"
 expect_grep "summary counts rows, not the built-in rows they replace" "$tmp/out" "valid: 2 target rows (1 replacing a built-in)"
+# a controller name that fails the Job format (Tekton's free-form values): accepted while some row
+# does not check the format, with a note naming the kinds that can carry it
+printf '{"controllers": [{"name": "kueue.x-k8s.io/multikueue"}, {"name": "my-custom-controller"}]}' >"$tmp/free.json"
+expect_rc "a free-form controller name is accepted" 0 "$bin" policy check "$tmp/free.json"
+expect_eq "summary and one note" "$(wc -l <"$tmp/out")" 2
+expect_grep "the note names the kinds that can carry it and those that refuse it" "$tmp/out" \
+    'note: controllers[1].name "my-custom-controller" is not a valid managedBy value: only PipelineRun.tekton.dev, TaskRun.tekton.dev can carry it (checkFormat false); the format check refuses it on Job.batch, CronJob.batch, JobSet.jobset.x-k8s.io,'
+printf '{"targets": [{"group": "tekton.dev", "versions": ["v1"], "kind": "PipelineRun", "resource": "pipelineruns", "managedByPath": "spec.managedBy", "reservedValue": "tekton.dev/pipeline"}, {"group": "tekton.dev", "versions": ["v1"], "kind": "TaskRun", "resource": "taskruns", "managedByPath": "spec.managedBy", "reservedValue": "tekton.dev/pipeline", "checkFormat": true}], "controllers": [{"name": "my-custom-controller"}]}' >"$tmp/free-checked.json"
+expect_rc "refused once every row checks the format" 2 "$bin" policy check "$tmp/free-checked.json"
+expect_grep "the refusal says why" "$tmp/err" 'controllers[0].name: Invalid value: "my-custom-controller": must be a domain-prefixed path (such as "acme.io/foo") (every target row checks the format, so no object can carry this name)'
 expect_rc "a batch Job row is refused" 2 "$bin" policy check "$tmp/batch.json"
 expect_grep "refusal says why" "$tmp/err" "targets[0].kind: batch Job is the API server's own kind: its rules are Kubernetes' and its row cannot be replaced"
 expect_eq "show: controller" "$(json_get "$tmp/show.json" 'd["controllers"]')" "[{'name': 'kueue.x-k8s.io/multikueue', 'namespaces': ['team-*']}]"
