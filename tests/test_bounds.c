@@ -401,6 +401,63 @@ START_TEST(jobset_nested_copies_at_body_limit) {
 }
 END_TEST
 
+/* The same refused copies in warn and audit mode, at the cause limit and one past it: the
+ * warnings that fit are written whatever the list left out, and the note (and the audit value's
+ * marker) counts exactly what is not shown. */
+static json_t *allowed_response(size_t copies, enum jg_mode mode) {
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT, out = JG_BUF_INIT;
+    repeat(&items, COPY, copies);
+    jg_buf_puts(&review, JOBSET_HEAD("CREATE") "\"object\":" JOBSET_OBJ);
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, "]}}}}");
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    cfg.mode[JG_R_TARGET_NESTED_MANAGED_BY] = mode;
+    ck_assert_int_eq(jg_admit(review.data, review.len, &cfg, &out, NULL), JG_VERDICT_ALLOWED);
+    ck_assert(!out.oom);
+    json_error_t err;
+    json_t *root = json_loadb(out.data, out.len, 0, &err);
+    ck_assert_msg(root, "response is not JSON: %s", err.text);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+    jg_buf_free(&out);
+    return root;
+}
+
+START_TEST(jobset_nested_copies_warn_and_audit) {
+    size_t shown = 0;
+    for (size_t copies = JG_MAX_CAUSES; copies <= JG_MAX_CAUSES + 1; copies++) {
+        json_t *root = allowed_response(copies, JG_MODE_WARN);
+        json_t *w = json_object_get(json_object_get(root, "response"), "warnings");
+        size_t n = json_array_size(w);
+        ck_assert_uint_gt(n, 1);
+        if (copies == JG_MAX_CAUSES) shown = n - 1;
+        ck_assert_uint_eq(n - 1, shown); /* one more copy changes nothing but the count */
+        ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+                         "spec.replicatedJobs[0].template.spec.managedBy: Unsupported value: "
+                         "\"kueue.x-k8s.io/multikueue\": supported values: "
+                         "\"kubernetes.io/job-controller\"");
+        char note[64];
+        snprintf(note, sizeof note, "jobguard: %zu more warnings omitted", copies - shown);
+        ck_assert_str_eq(json_string_value(json_array_get(w, n - 1)), note);
+        json_decref(root);
+
+        root = allowed_response(copies, JG_MODE_AUDIT);
+        const char *v = json_string_value(json_object_get(
+            json_object_get(json_object_get(root, "response"), "auditAnnotations"),
+            "Target-NestedManagedBy"));
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_le(strlen(v), JG_MAX_AUDIT_VALUE_BYTES);
+        ck_assert_int_eq(v[0], '['); /* the aggregate, cut at its byte limit */
+        ck_assert_ptr_nonnull(strstr(v, " bytes]"));
+        if (copies > JG_MAX_CAUSES) /* and the copy left out of the list */
+            ck_assert(ends_with(v, " bytes] [truncated 1 error]"));
+        else
+            ck_assert(ends_with(v, " bytes]"));
+        json_decref(root);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("bounds");
     struct {
@@ -412,6 +469,7 @@ int main(void) {
         {"shapes", managed_by_lt_update},
         {"shapes", long_duplicate_uids},
         {"shapes", jobset_nested_copies_at_body_limit},
+        {"shapes", jobset_nested_copies_warn_and_audit},
         {"values", value_cut_at_character},
         {"values", uncounted_value_items},
         {"message", message_note_single_distinct},
