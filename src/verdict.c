@@ -102,15 +102,11 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     return fe;
 }
 
-/* The marker of client-go's truncateBody ("<kept> [truncated N chars]"), naming its unit. */
-static void put_marker(jg_buf *b, size_t n, const char *unit) {
-    jg_buf_printf(b, "[truncated %zu %s%s]", n, unit, n == 1 ? "" : "s");
-}
-
+/* " [truncated N units]" after a cut value, nothing when nothing was cut (buf.h). */
 static void put_truncated(jg_buf *b, size_t n, const char *unit) {
     if (!n) return;
     jg_buf_putc(b, ' ');
-    put_marker(b, n, unit);
+    jg_buf_put_truncated(b, n, unit);
 }
 
 static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail) {
@@ -452,7 +448,7 @@ void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
     }
     /* this rule's own errors left out of the list, not the whole list's count */
     if (left_out && out->len > start) jg_buf_putc(out, ' ');
-    if (left_out) put_marker(out, left_out, "error");
+    if (left_out) jg_buf_put_truncated(out, left_out, "error");
 }
 
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
@@ -495,5 +491,5 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
 }
 
 void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out) {
-    put_marker(out, e->omitted, "error");
+    jg_buf_put_truncated(out, e->omitted, "error");
 }

@@ -347,6 +347,72 @@ START_TEST(log_value_cut) {
 }
 END_TEST
 
+/* The request fields of an admission line as the server logs them, for a Job CREATE by `user`
+ * with request uid `uid`. */
+static json_t *logged_request(const char *user, const char *uid) {
+    jg_buf review = JG_BUF_INIT, out = JG_BUF_INIT;
+    jg_buf_puts(&review, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                         "\"request\":{\"uid\":");
+    jg_buf_json_string(&review, uid, strlen(uid));
+    jg_buf_puts(&review, ",\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":"
+                         "\"jobs\"},\"name\":\"j\",\"namespace\":\"d\",\"operation\":\"CREATE\","
+                         "\"userInfo\":{\"username\":");
+    jg_buf_json_string(&review, user, strlen(user));
+    jg_buf_puts(&review, "},\"object\":" JOB_HEAD "}}}}");
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    ck_assert_int_eq(jg_admit(review.data, review.len, &cfg, &out, &o), JG_VERDICT_ALLOWED);
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    jg_log_setup(JG_LOG_INFO, JG_LOG_FORMAT_JSON, fileno(f));
+    struct jg_log l;
+    ck_assert(jg_log_begin(&l, JG_LOG_INFO, "admission denied"));
+    jg_log_request(&l, &o);
+    jg_log_end(&l);
+    rewind(f);
+    json_error_t err;
+    json_t *line = json_loadf(f, 0, &err);
+    ck_assert_msg(line, "log line is not JSON: %s", err.text);
+    fclose(f);
+    jg_outcome_free(&o);
+    jg_buf_free(&review);
+    jg_buf_free(&out);
+    return line;
+}
+
+/* A service account's full name (339 bytes at most) is logged whole; a longer user or uid keeps
+ * its first bytes, at a character boundary, and says how many it lost. */
+START_TEST(log_request_fields_cut_marked) {
+    char sa[400], ns[64], name[254];
+    memset(ns, 'n', 63);
+    ns[63] = '\0';
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    snprintf(sa, sizeof sa, "system:serviceaccount:%s:%s", ns, name);
+    ck_assert_uint_eq(strlen(sa), 339);
+    json_t *line = logged_request(sa, "u");
+    ck_assert_str_eq(json_string_value(json_object_get(line, "user")), sa);
+    json_decref(line);
+
+    char user[800] = "u", want[800];
+    for (int i = 0; i < 350; i++)
+        strcat(user, "\xc3\xa9"); /* é: 701 bytes in all */
+    char uid[300];
+    memset(uid, '7', 299);
+    uid[299] = '\0';
+    line = logged_request(user, uid);
+    /* 512 bytes of room, 22 of them for " [truncated 701 bytes]": 489 bytes kept (byte 490 is
+     * inside an é) */
+    snprintf(want, sizeof want, "%.489s [truncated 212 bytes]", user);
+    ck_assert_str_eq(json_string_value(json_object_get(line, "user")), want);
+    /* the uid (Kubernetes sends 36 bytes): 127 bytes of room, 22 for the marker */
+    snprintf(want, sizeof want, "%.105s [truncated 194 bytes]", uid);
+    ck_assert_str_eq(json_string_value(json_object_get(line, "uid")), want);
+    json_decref(line);
+}
+END_TEST
+
 /* A JobSet CREATE up to the body limit whose every replicated Job template names another
  * controller: one Target-NestedManagedBy error per element, bounded like any list; on UPDATE with
  * the same copies shifted by one element every copy is looked up in the stored object (the sorted
@@ -474,6 +540,7 @@ int main(void) {
         {"values", uncounted_value_items},
         {"message", message_note_single_distinct},
         {"log", log_value_cut},
+        {"log", log_request_fields_cut_marked},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);
