@@ -24,9 +24,7 @@ void jg_outcome_free(struct jg_outcome *o) {
 }
 
 static void copy(char *dst, size_t cap, jg_str s) {
-    size_t n = s.n < cap - 1 ? s.n : cap - 1;
-    if (n) memcpy(dst, s.p, n);
-    dst[n] = '\0';
+    jg_copy_cut(dst, cap, s.p, s.n);
 }
 
 static void describe(struct jg_outcome *o, const struct jg_request *q) {

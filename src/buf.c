@@ -210,3 +210,49 @@ void jg_buf_json_string(jg_buf *b, const char *str, size_t n) {
     }
     jg_buf_putc(b, '"');
 }
+
+void jg_buf_put_truncated(jg_buf *b, size_t n, const char *unit) {
+    jg_buf_printf(b, "[truncated %zu %s%s]", n, unit, n == 1 ? "" : "s");
+}
+
+/* Ends dst[0..len), the first bytes of a text of `full` bytes, with the marker within cap. */
+static size_t mark_cut(char *dst, size_t cap, size_t len, size_t full) {
+    char marker[48];
+    /* the longest marker, for N = full; a shorter cut only shortens N */
+    int m = snprintf(marker, sizeof marker, " [truncated %zu bytes]", full);
+    size_t room = cap - 1 > (size_t)m ? cap - 1 - (size_t)m : 0;
+    size_t k = len > room ? jg_utf8_cut(dst, len, room) : len;
+    m = snprintf(marker, sizeof marker, " [truncated %zu bytes]", full - k);
+    size_t w = k + (size_t)m < cap - 1 ? (size_t)m : cap - 1 - k;
+    memcpy(dst + k, marker, w);
+    dst[k + w] = '\0';
+    return k + w;
+}
+
+size_t jg_copy_cut(char *dst, size_t cap, const char *s, size_t n) {
+    if (cap == 0) return 0;
+    if (n < cap) {
+        if (n) memcpy(dst, s, n);
+        dst[n] = '\0';
+        return n;
+    }
+    memcpy(dst, s, cap - 1);
+    return mark_cut(dst, cap, cap - 1, n);
+}
+
+void jg_vformat_cut(char *dst, size_t cap, const char *fmt, va_list ap) {
+    if (cap == 0) return;
+    int n = vsnprintf(dst, cap, fmt, ap);
+    if (n < 0) {
+        dst[0] = '\0';
+        return;
+    }
+    if ((size_t)n >= cap) mark_cut(dst, cap, cap - 1, (size_t)n);
+}
+
+void jg_format_cut(char *dst, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    jg_vformat_cut(dst, cap, fmt, ap);
+    va_end(ap);
+}

@@ -1144,6 +1144,11 @@ static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct 
         consumed |= mine;
         if (n) {
             TRY(crd_member(sc, w, c, n, key));
+        } else if (top && jg_str_eq_lit(key, "status")) {
+            if (w->job->status_json.set) return syntax(sc, "duplicate object key");
+            const char *start = sc->p; /* at the value: obj_next skipped the blanks before it */
+            TRY(skip_value(sc));
+            w->job->status_json = (jg_opt_str){true, {start, (size_t)(sc->p - start)}};
         } else if (top && jg_str_eq_lit(key, "kind")) {
             jg_opt_str kind;
             TRY(rd_str(sc, w->what, "kind", &kind));

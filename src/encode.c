@@ -29,7 +29,6 @@ void jg_encode_notes(jg_buf *members, jg_buf *lines, const struct jg_errors *war
         jg_buf_reset(&v);
         jg_render_audit_value(audit, r, &v);
         if (v.oom) break; /* reported below: a reset would clear it */
-        if (v.len == 0 && audit->omitted) jg_put_omitted_note(audit, &v);
         if (v.len == 0) continue;
         jg_buf_puts(members, first ? ",\"auditAnnotations\":{" : ",");
         first = false;

@@ -50,27 +50,21 @@ static void set_err(char *err, size_t cap, const char *fmt, ...) {
     char raw[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    jg_vformat_cut(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    char line[4 * sizeof raw]; /* a byte is at most 4 escaped; err's cap cuts it, marked */
     size_t o = 0;
-    for (const unsigned char *r = (const unsigned char *)raw; *r && o + 1 < cap; r++) {
-        char esc[8];
-        if (*r == '\n')
-            snprintf(esc, sizeof esc, "\\n");
-        else if (*r == '\t')
-            snprintf(esc, sizeof esc, "\\t");
-        else if (*r < 0x20 || *r == 0x7f)
-            snprintf(esc, sizeof esc, "\\x%02x", *r);
-        else {
-            err[o++] = (char)*r;
-            continue;
+    for (const unsigned char *r = (const unsigned char *)raw; *r; r++) {
+        if (*r == '\n' || *r == '\t') {
+            line[o++] = '\\';
+            line[o++] = *r == '\n' ? 'n' : 't';
+        } else if (*r < 0x20 || *r == 0x7f) {
+            o += (size_t)snprintf(line + o, sizeof line - o, "\\x%02x", *r);
+        } else {
+            line[o++] = (char)*r;
         }
-        size_t n = strlen(esc);
-        if (o + n + 1 > cap) break;
-        memcpy(err + o, esc, n);
-        o += n;
     }
-    if (cap) err[o] = '\0';
+    jg_copy_cut(err, cap, line, o);
 }
 
 static bool fail(struct ctx *c, const char *path, const char *fmt, ...)

@@ -1,6 +1,8 @@
 /* readfile: regular files only, non-blocking open, bounded read. */
 #include "jobguard/readfile.h"
 
+#include "jobguard/buf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@ const char *jg_file_kind(unsigned mode) {
 
 static bool refuse_kind(const char *path, const struct stat *st, char *err, size_t n) {
     if (S_ISREG(st->st_mode)) return false;
-    snprintf(err, n, "%s is %s, not a regular file", path, jg_file_kind(st->st_mode));
+    jg_format_cut(err, n, "%s is %s, not a regular file", path, jg_file_kind(st->st_mode));
     return true;
 }
 
@@ -40,22 +42,22 @@ bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, 
     if (stat(path, &st) == 0 && refuse_kind(path, &st, err, n)) return false;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0 && errno == EWOULDBLOCK) { /* only a lease makes a non-blocking open wait */
-        snprintf(err, n, "cannot open %s: another process holds a lease on it (%s)", path,
+        jg_format_cut(err, n, "cannot open %s: another process holds a lease on it (%s)", path,
                  strerror(errno));
         return false;
     }
     if (fd < 0) {
-        snprintf(err, n, "cannot open %s: %s", path, strerror(errno));
+        jg_format_cut(err, n, "cannot open %s: %s", path, strerror(errno));
         return false;
     }
     bool ok = false;
     if (fstat(fd, &st) != 0) { /* the path may have been replaced since stat(2) */
-        snprintf(err, n, "cannot stat %s: %s", path, strerror(errno));
+        jg_format_cut(err, n, "cannot stat %s: %s", path, strerror(errno));
         goto out;
     }
     if (refuse_kind(path, &st, err, n)) goto out;
     if ((unsigned long long)st.st_size > max) {
-        snprintf(err, n, "%s is larger than %zu bytes", path, max);
+        jg_format_cut(err, n, "%s is larger than %zu bytes", path, max);
         goto out;
     }
     jg_buf_reset(out);
@@ -63,22 +65,22 @@ bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, 
         ssize_t r = read(fd, chunk, sizeof chunk);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
-            snprintf(err, n, "cannot read %s: %s", path, strerror(errno));
+            jg_format_cut(err, n, "cannot read %s: %s", path, strerror(errno));
             goto out;
         }
         if (r == 0) break;
         if (out->len + (size_t)r > max) { /* grew after fstat(2) */
-            snprintf(err, n, "%s is larger than %zu bytes", path, max);
+            jg_format_cut(err, n, "%s is larger than %zu bytes", path, max);
             goto out;
         }
         jg_buf_put(out, chunk, (size_t)r);
     }
     if (out->oom) {
-        snprintf(err, n, "cannot read %s: out of memory", path);
+        jg_format_cut(err, n, "cannot read %s: out of memory", path);
         goto out;
     }
     if (out->len == 0) {
-        snprintf(err, n, "%s is empty", path);
+        jg_format_cut(err, n, "%s is empty", path);
         goto out;
     }
     ok = true;

@@ -716,8 +716,8 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
          "Unsupported value: \"<value>\": supported values: \"<a>\", \"<b>\"",
          "docs/rules.md §11.1"),
     SPEC(JG_R_POLICY_STATUS_WRITERS, "Policy-StatusWriters", "status",
-         "jobs/status and <CRD target>/status UPDATE, when the object's controller lists "
-         "statusWriters in the policy",
+         "jobs/status and <CRD target>/status UPDATE (and a CRD target UPDATE that changes "
+         "status), when the object's controller lists statusWriters in the policy",
          "User \"<user>\" cannot update the status of a <Kind> managed by \"<controller>\" "
          "(403)",
          "docs/rules.md §11.2"),
@@ -959,6 +959,11 @@ static void validate_target(const struct jg_request *req, const struct jg_policy
         return;
     }
     if (req->sub_resource.n) return;
+    /* A main-resource UPDATE that changes status writes it: only possible when the CRD has no
+     * status subresource, as the API server otherwise puts the stored status back before
+     * validating admission (docs/rules.md §11.2). */
+    if (update && !opt_str_eq(req->object.status_json, req->old_object.status_json))
+        check_status_writers(req, p, t->kind, e);
     bool changed = !update || !opt_str_eq(*mb, *old);
     if (changed && mb->set && t->check_format) jg_check_managed_by(mb->s, field, e);
     if (update && changed)

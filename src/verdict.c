@@ -22,6 +22,7 @@ void jg_errors_free(struct jg_errors *e) {
 void jg_errors_reset(struct jg_errors *e) {
     e->n = 0;
     e->omitted = 0;
+    memset(e->omitted_by_rule, 0, sizeof e->omitted_by_rule);
     e->rules = 0;
     e->oom = false;
     jg_buf_reset(&e->text);
@@ -77,6 +78,7 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     if (e->oom) return NULL;
     if (e->omitted || e->n >= JG_MAX_CAUSES) { /* once one is left out, so are all later ones */
         e->omitted++;
+        e->omitted_by_rule[rule]++;
         return NULL;
     }
     if (e->n == e->cap) {
@@ -100,15 +102,11 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     return fe;
 }
 
-/* The marker of client-go's truncateBody ("<kept> [truncated N chars]"), naming its unit. */
-static void put_marker(jg_buf *b, size_t n, const char *unit) {
-    jg_buf_printf(b, "[truncated %zu %s%s]", n, unit, n == 1 ? "" : "s");
-}
-
+/* " [truncated N units]" after a cut value, nothing when nothing was cut (buf.h). */
 static void put_truncated(jg_buf *b, size_t n, const char *unit) {
     if (!n) return;
     jg_buf_putc(b, ' ');
-    put_marker(b, n, unit);
+    jg_buf_put_truncated(b, n, unit);
 }
 
 static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail) {
@@ -126,6 +124,7 @@ static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *d
         e->text.len = fe->field_off;
         e->text.data[e->text.len] = '\0';
         e->omitted++;
+        e->omitted_by_rule[fe->rule]++;
         return;
     }
     fe->body_len = e->text.len - fe->body_off;
@@ -430,18 +429,26 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
 }
 
 void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
-    if (e->n == 0) return;
-    bool *dup = duplicates(e, out);
-    if (!dup) return;
-    size_t start = out->len;
-    put_aggregate(e, dup, UINT64_C(1) << rule, out);
-    jg_free(dup);
-    size_t n = out->len - start;
-    if (out->oom || n <= JG_MAX_AUDIT_VALUE_BYTES) return;
-    size_t k = jg_utf8_cut(out->data + start, n, JG_MAX_AUDIT_VALUE_BYTES - 32);
-    out->len = start + k;
-    out->data[out->len] = '\0';
-    put_truncated(out, n - k, "byte");
+    /* room for " [truncated N bytes]" and " [truncated N errors]", N up to 20 digits */
+    enum { BYTES_NOTE = 32, ERRORS_NOTE = 48 };
+    size_t start = out->len, left_out = e->omitted_by_rule[rule];
+    if (e->n) {
+        bool *dup = duplicates(e, out);
+        if (!dup) return;
+        put_aggregate(e, dup, UINT64_C(1) << rule, out);
+        jg_free(dup);
+    }
+    if (out->oom) return;
+    size_t n = out->len - start, room = JG_MAX_AUDIT_VALUE_BYTES - (left_out ? ERRORS_NOTE : 0);
+    if (n > room) {
+        size_t k = jg_utf8_cut(out->data + start, n, room - BYTES_NOTE);
+        out->len = start + k;
+        out->data[out->len] = '\0';
+        put_truncated(out, n - k, "byte");
+    }
+    /* this rule's own errors left out of the list, not the whole list's count */
+    if (left_out && out->len > start) jg_buf_putc(out, ' ');
+    if (left_out) jg_buf_put_truncated(out, left_out, "error");
 }
 
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
@@ -450,13 +457,18 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
     if (e->n == 0 && e->omitted == 0) return;
     bool *dup = e->n ? duplicates(e, out) : NULL;
     if (e->n && !dup) return;
+    /* `full` stops the rendering (once one warning does not fit, no later one is written, so
+     * they stay in order); `left_out` counts exactly what the note stands for: the warnings that
+     * did not fit and the errors the list itself left out. */
     size_t total = 0, left_out = e->omitted;
+    bool full = false;
     for (size_t i = 0; i < e->n; i++) {
         if (dup[i]) continue;
         jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
         size_t len = (f.n ? f.n + 2 : 0) + b.n;
         if (len > JG_MAX_WARNING_BYTES) len = JG_MAX_WARNING_BYTES;
-        if (left_out || total + len > JG_MAX_WARNINGS_TOTAL - NOTE_RESERVE) {
+        if (full || total + len > JG_MAX_WARNINGS_TOTAL - NOTE_RESERVE) {
+            full = true;
             left_out++;
             continue;
         }
@@ -479,5 +491,5 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
 }
 
 void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out) {
-    put_marker(out, e->omitted, "error");
+    jg_buf_put_truncated(out, e->omitted, "error");
 }

@@ -536,6 +536,19 @@ static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t 
         }
         if (n_on) {
             if (crd_member(c, v, field, depth, on, n_on)) return STOP;
+        } else if (depth == 0 && klen == 6 && memcmp(key, "status", 6) == 0) {
+            if (repeat) {
+                snprintf(w->res->message, sizeof w->res->message, "duplicate object key");
+                w->res->status = REF_DUPLICATE;
+                return STOP;
+            }
+            /* the value, not the scanner's bytes: refdiff compares whether it changed */
+            char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+            if (!s) abort();
+            char *kept = own_block(w->out, strlen(s) + 1);
+            memcpy(kept, s, strlen(s) + 1);
+            free(s);
+            c->job->status_json = (jg_opt_str){true, {kept, strlen(kept)}};
         } else if (depth == 0 && klen == 4 && memcmp(key, "kind", 4) == 0) {
             jg_opt_str kind;
             if (rd_str(w, c->what, "kind", v, &kind)) return STOP;

@@ -24,6 +24,10 @@ enum refdiff_kind {
 #define RD_EX_BIGNUM 4u    /* jansson refuses numbers beyond int64/double: a stand-in for it */
 #define RD_EX_DEPTH 8u     /* jansson counts scalars in its 2048-level limit, the scanner not */
 #define RD_EX_NUL_BYTE 16u /* a raw NUL after a number or literal: jansson skips it (not asked) */
+/* A CRD object's status: the scanner compares old and new as bytes, the reference as values; they
+ * differ when the same status is spelled two ways (never by the API server), and then the
+ * reference takes the scanner's answer. */
+#define RD_EX_STATUS_BYTES 32u
 
 struct refdiff {
     enum refdiff_kind kind;

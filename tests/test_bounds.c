@@ -347,6 +347,72 @@ START_TEST(log_value_cut) {
 }
 END_TEST
 
+/* The request fields of an admission line as the server logs them, for a Job CREATE by `user`
+ * with request uid `uid`. */
+static json_t *logged_request(const char *user, const char *uid) {
+    jg_buf review = JG_BUF_INIT, out = JG_BUF_INIT;
+    jg_buf_puts(&review, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                         "\"request\":{\"uid\":");
+    jg_buf_json_string(&review, uid, strlen(uid));
+    jg_buf_puts(&review, ",\"resource\":{\"group\":\"batch\",\"version\":\"v1\",\"resource\":"
+                         "\"jobs\"},\"name\":\"j\",\"namespace\":\"d\",\"operation\":\"CREATE\","
+                         "\"userInfo\":{\"username\":");
+    jg_buf_json_string(&review, user, strlen(user));
+    jg_buf_puts(&review, "},\"object\":" JOB_HEAD "}}}}");
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    ck_assert_int_eq(jg_admit(review.data, review.len, &cfg, &out, &o), JG_VERDICT_ALLOWED);
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    jg_log_setup(JG_LOG_INFO, JG_LOG_FORMAT_JSON, fileno(f));
+    struct jg_log l;
+    ck_assert(jg_log_begin(&l, JG_LOG_INFO, "admission denied"));
+    jg_log_request(&l, &o);
+    jg_log_end(&l);
+    rewind(f);
+    json_error_t err;
+    json_t *line = json_loadf(f, 0, &err);
+    ck_assert_msg(line, "log line is not JSON: %s", err.text);
+    fclose(f);
+    jg_outcome_free(&o);
+    jg_buf_free(&review);
+    jg_buf_free(&out);
+    return line;
+}
+
+/* A service account's full name (339 bytes at most) is logged whole; a longer user or uid keeps
+ * its first bytes, at a character boundary, and says how many it lost. */
+START_TEST(log_request_fields_cut_marked) {
+    char sa[400], ns[64], name[254];
+    memset(ns, 'n', 63);
+    ns[63] = '\0';
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    snprintf(sa, sizeof sa, "system:serviceaccount:%s:%s", ns, name);
+    ck_assert_uint_eq(strlen(sa), 339);
+    json_t *line = logged_request(sa, "u");
+    ck_assert_str_eq(json_string_value(json_object_get(line, "user")), sa);
+    json_decref(line);
+
+    char user[800] = "u", want[800];
+    for (int i = 0; i < 350; i++)
+        strcat(user, "\xc3\xa9"); /* é: 701 bytes in all */
+    char uid[300];
+    memset(uid, '7', 299);
+    uid[299] = '\0';
+    line = logged_request(user, uid);
+    /* 512 bytes of room, 22 of them for " [truncated 701 bytes]": 489 bytes kept (byte 490 is
+     * inside an é) */
+    snprintf(want, sizeof want, "%.489s [truncated 212 bytes]", user);
+    ck_assert_str_eq(json_string_value(json_object_get(line, "user")), want);
+    /* the uid (Kubernetes sends 36 bytes): 127 bytes of room, 22 for the marker */
+    snprintf(want, sizeof want, "%.105s [truncated 194 bytes]", uid);
+    ck_assert_str_eq(json_string_value(json_object_get(line, "uid")), want);
+    json_decref(line);
+}
+END_TEST
+
 /* A JobSet CREATE up to the body limit whose every replicated Job template names another
  * controller: one Target-NestedManagedBy error per element, bounded like any list; on UPDATE with
  * the same copies shifted by one element every copy is looked up in the stored object (the sorted
@@ -401,6 +467,63 @@ START_TEST(jobset_nested_copies_at_body_limit) {
 }
 END_TEST
 
+/* The same refused copies in warn and audit mode, at the cause limit and one past it: the
+ * warnings that fit are written whatever the list left out, and the note (and the audit value's
+ * marker) counts exactly what is not shown. */
+static json_t *allowed_response(size_t copies, enum jg_mode mode) {
+    jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT, out = JG_BUF_INIT;
+    repeat(&items, COPY, copies);
+    jg_buf_puts(&review, JOBSET_HEAD("CREATE") "\"object\":" JOBSET_OBJ);
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, "]}}}}");
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    cfg.mode[JG_R_TARGET_NESTED_MANAGED_BY] = mode;
+    ck_assert_int_eq(jg_admit(review.data, review.len, &cfg, &out, NULL), JG_VERDICT_ALLOWED);
+    ck_assert(!out.oom);
+    json_error_t err;
+    json_t *root = json_loadb(out.data, out.len, 0, &err);
+    ck_assert_msg(root, "response is not JSON: %s", err.text);
+    jg_buf_free(&items);
+    jg_buf_free(&review);
+    jg_buf_free(&out);
+    return root;
+}
+
+START_TEST(jobset_nested_copies_warn_and_audit) {
+    size_t shown = 0;
+    for (size_t copies = JG_MAX_CAUSES; copies <= JG_MAX_CAUSES + 1; copies++) {
+        json_t *root = allowed_response(copies, JG_MODE_WARN);
+        json_t *w = json_object_get(json_object_get(root, "response"), "warnings");
+        size_t n = json_array_size(w);
+        ck_assert_uint_gt(n, 1);
+        if (copies == JG_MAX_CAUSES) shown = n - 1;
+        ck_assert_uint_eq(n - 1, shown); /* one more copy changes nothing but the count */
+        ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+                         "spec.replicatedJobs[0].template.spec.managedBy: Unsupported value: "
+                         "\"kueue.x-k8s.io/multikueue\": supported values: "
+                         "\"kubernetes.io/job-controller\"");
+        char note[64];
+        snprintf(note, sizeof note, "jobguard: %zu more warnings omitted", copies - shown);
+        ck_assert_str_eq(json_string_value(json_array_get(w, n - 1)), note);
+        json_decref(root);
+
+        root = allowed_response(copies, JG_MODE_AUDIT);
+        const char *v = json_string_value(json_object_get(
+            json_object_get(json_object_get(root, "response"), "auditAnnotations"),
+            "Target-NestedManagedBy"));
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_le(strlen(v), JG_MAX_AUDIT_VALUE_BYTES);
+        ck_assert_int_eq(v[0], '['); /* the aggregate, cut at its byte limit */
+        ck_assert_ptr_nonnull(strstr(v, " bytes]"));
+        if (copies > JG_MAX_CAUSES) /* and the copy left out of the list */
+            ck_assert(ends_with(v, " bytes] [truncated 1 error]"));
+        else
+            ck_assert(ends_with(v, " bytes]"));
+        json_decref(root);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("bounds");
     struct {
@@ -412,10 +535,12 @@ int main(void) {
         {"shapes", managed_by_lt_update},
         {"shapes", long_duplicate_uids},
         {"shapes", jobset_nested_copies_at_body_limit},
+        {"shapes", jobset_nested_copies_warn_and_audit},
         {"values", value_cut_at_character},
         {"values", uncounted_value_items},
         {"message", message_note_single_distinct},
         {"log", log_value_cut},
+        {"log", log_request_fields_cut_marked},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);

@@ -7,6 +7,11 @@
 #include "jobguard/decode.h"
 #include "jobguard/rules.h"
 
+/* The longest user name an outcome (and so a log line) holds whole: a service account's
+ * `system:serviceaccount:<namespace>:<name>` is at most 22 + 63 + 1 + 253 = 339 bytes, and the
+ * policy's user names are at most 512 (docs/policy.md "Limits"). */
+#define JG_OUTCOME_USER_BYTES 512
+
 enum jg_verdict {
     JG_VERDICT_ALLOWED,     /* allowed: true */
     JG_VERDICT_DENIED,      /* allowed: false by deny-mode rules: status.code 422 Invalid, or
@@ -15,15 +20,17 @@ enum jg_verdict {
     JG_VERDICT_ERROR,       /* allowed: false, status.code 500: out of memory */
 };
 
-/* What the transport needs for logs and metrics, copied out (truncated to fit). */
+/* What the transport needs for logs and metrics, copied out. A request string longer than its
+ * field keeps its first bytes and ends in ` [truncated N bytes]` (jg_copy_cut), so a log never
+ * names a different user or object than the request did. */
 struct jg_outcome {
     enum jg_verdict verdict;
     int code; /* response status.code: 0 when allowed, else 422 / 403 / 400 / 500 */
     bool dry_run;
-    char uid[128];
-    char namespace_[64];
-    char name[254];
-    char user[256];
+    char uid[128];        /* Kubernetes sends a 36-byte UUID */
+    char namespace_[64];  /* a DNS label: 63 bytes */
+    char name[254];       /* a DNS subdomain: 253 bytes */
+    char user[JG_OUTCOME_USER_BYTES + 1];
     char operation[16];    /* "CREATE", ... ; "" when undecodable */
     char resource[64];     /* request.resource.resource, e.g. "jobs" */
     char sub_resource[32]; /* "" or "status" */

@@ -3,6 +3,7 @@
 #ifndef JOBGUARD_BUF_H
 #define JOBGUARD_BUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,5 +34,20 @@ void jg_buf_go_quote(jg_buf *b, const char *s, size_t n);
  * escaped, invalid UTF-8 as \ufffd), quotes included. Also what jobguard writes in its responses.
  */
 void jg_buf_json_string(jg_buf *b, const char *s, size_t n);
+
+/* Every cut jobguard makes to a value or a message ends in client-go's truncateBody marker,
+ * naming its unit: `[truncated N bytes]` (or errors, items), N counting what was left out; the
+ * cut itself is at a UTF-8 character boundary (README "Limits"). */
+void jg_buf_put_truncated(jg_buf *b, size_t n, const char *unit); /* "[truncated N units]" */
+
+/* Fixed-size text (log fields, error messages): s[0..n) copied into dst (cap bytes, NUL
+ * included); when it does not fit, its first bytes and ` [truncated N bytes]`. Returns the length
+ * written. */
+size_t jg_copy_cut(char *dst, size_t cap, const char *s, size_t n);
+/* vsnprintf into dst with the same marker instead of a silent cut. */
+void jg_vformat_cut(char *dst, size_t cap, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+void jg_format_cut(char *dst, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -45,6 +45,7 @@ struct jg_errors {
     jg_buf text;    /* rendered fields and bodies */
     jg_buf scratch; /* for callers composing a dynamic detail */
     size_t omitted; /* errors beyond JG_MAX_CAUSES or JG_MAX_ERROR_TEXT: counted only */
+    size_t omitted_by_rule[64]; /* the same per rule (index enum jg_rule_id), for audit values */
     uint64_t rules; /* bit (1 << rule) of every error, omitted ones included */
     /* Rules recorded (bit (1 << rule)); errors of the others are dropped unseen, uncounted.
      * jg_errors_init sets every bit; the engine runs one list per mode (rules.h). */
@@ -105,13 +106,14 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
 
 /* The warnings for the errors of `e` (docs/modes.md): one `<field>: <body>` line each (the body
  * alone for a Forbidden), duplicates dropped, each at most JG_MAX_WARNING_BYTES, all together at
- * most JG_MAX_WARNINGS_TOTAL; warnings past it (and omitted errors) are replaced by one last
- * `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains one). */
+ * most JG_MAX_WARNINGS_TOTAL; the warnings that fit are written in order, and those past it (and
+ * the errors left out of the list) are counted in one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains one). */
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out);
 
 /* The audit annotation value for the errors of `rule` in `e`: the aggregate as in the denial
- * message (`e1` or `[e1, e2]`), cut at JG_MAX_AUDIT_VALUE_BYTES. Appends nothing when the rule has
- * no kept error. */
+ * message (`e1` or `[e1, e2]`), cut at JG_MAX_AUDIT_VALUE_BYTES, then ` [truncated N errors]` when
+ * N errors of this rule were left out of the list (the marker alone when all were). Appends
+ * nothing when the rule has no error. */
 void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out);
 
 /* errors.NewForbidden's message: `<resource>.<group> "<name>" is forbidden: <reason>` for error

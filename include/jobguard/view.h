@@ -88,6 +88,9 @@ struct jg_job {
     struct jg_job_status status;
     struct jg_nested_value *nested; /* CRD target only: the nested copies (decoder-owned) */
     size_t n_nested;
+    /* CRD target only: the bytes of the top-level `status` value (unset when absent), compared
+     * between old and new on a main-resource UPDATE (docs/rules.md §11.2). */
+    jg_opt_str status_json;
 };
 
 enum jg_api_version { JG_API_V1, JG_API_V1BETA1 };

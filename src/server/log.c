@@ -1,6 +1,7 @@
 /* log: JSON or text lines on one fd, one write(2) per line. */
 #include "jobguard/server/log.h"
 
+#include "jobguard/admit.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -153,6 +154,17 @@ void jg_log_end(struct jg_log *l) {
         }
     }
     jg_buf_free(&l->b);
+}
+
+void jg_log_request(struct jg_log *l, const struct jg_outcome *o) {
+    jg_log_str(l, "uid", o->uid);
+    jg_log_str(l, "namespace", o->namespace_);
+    jg_log_str(l, "name", o->name);
+    jg_log_str(l, "user", o->user);
+    jg_log_str(l, "operation", o->operation);
+    jg_log_str(l, "resource", o->resource);
+    jg_log_str(l, "subresource", o->sub_resource);
+    jg_log_bool(l, "dry_run", o->dry_run);
 }
 
 void jg_log_msg(enum jg_log_level level, const char *msg) {

@@ -67,7 +67,7 @@ static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(p
 static void fmt(char *err, size_t n, const char *f, ...) {
     va_list ap;
     va_start(ap, f);
-    vsnprintf(err, n, f, ap);
+    jg_vformat_cut(err, n, f, ap); /* a long path or name: cut with the marker, not silently */
     va_end(ap);
 }
 
@@ -95,34 +95,54 @@ static void put_utc(char *buf, size_t n, int64_t t) {
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* "DNS:a, DNS:b, IP:..." of the certificate, for the service-name error. */
+/* "a, b" (the DNS names) of the certificate, for the service-name error; a list longer than buf
+ * ends in the truncation marker. */
 static void san_list(X509 *x, char *buf, size_t n) {
-    buf[0] = '\0';
     GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
     if (!names) {
         snprintf(buf, n, "none");
         return;
     }
-    size_t used = 0;
-    for (int i = 0; i < sk_GENERAL_NAME_num(names) && used + 1 < n; i++) {
+    jg_buf list = JG_BUF_INIT;
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); i++) {
         const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
         if (g->type != GEN_DNS) continue;
-        const unsigned char *s = ASN1_STRING_get0_data(g->d.dNSName);
-        int w = snprintf(buf + used, n - used, "%s%.*s", used ? ", " : "",
-                         ASN1_STRING_length(g->d.dNSName), (const char *)s);
-        if (w < 0) break;
-        used += (size_t)w;
+        if (list.len) jg_buf_put(&list, ", ", 2);
+        jg_buf_put(&list, (const char *)ASN1_STRING_get0_data(g->d.dNSName),
+                   (size_t)ASN1_STRING_length(g->d.dNSName));
     }
-    if (used == 0) snprintf(buf, n, "no DNS names");
+    if (list.oom)
+        snprintf(buf, n, "out of memory");
+    else if (list.len == 0)
+        snprintf(buf, n, "no DNS names");
+    else
+        jg_copy_cut(buf, n, list.data, list.len);
+    jg_buf_free(&list);
     GENERAL_NAMES_free(names);
+}
+
+/* The subject in OpenSSL's one-line form (/CN=...), cut with the marker when longer than buf. */
+static void subject_text(X509 *x, char *buf, size_t n) {
+    char *full = X509_NAME_oneline(X509_get_subject_name(x), NULL, 0);
+    jg_copy_cut(buf, n, full ? full : "?", full ? strlen(full) : 1);
+    OPENSSL_free(full);
+}
+
+/* The subject's Common Name as its bytes, cut the same way ("" without one). */
+static void common_name(X509 *x, char *buf, size_t n) {
+    const X509_NAME *name = X509_get_subject_name(x);
+    int i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
+    const ASN1_STRING *d = i < 0 ? NULL : X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+    jg_copy_cut(buf, n, d ? (const char *)ASN1_STRING_get0_data(d) : "",
+                d ? (size_t)ASN1_STRING_length(d) : 0);
 }
 
 /* "the leaf" or "intermediate N (/CN=...)": which certificate of tls.crt a message is about. */
 static const char *cert_label(X509 *x, int i, char *buf, size_t n) {
     if (i == 0) return "the leaf";
     char subj[200];
-    X509_NAME_oneline(X509_get_subject_name(x), subj, sizeof subj);
-    snprintf(buf, n, "intermediate %d (%s)", i, subj);
+    subject_text(x, subj, sizeof subj);
+    jg_format_cut(buf, n, "intermediate %d (%s)", i, subj);
     return buf;
 }
 
@@ -130,22 +150,28 @@ static const char *cert_label(X509 *x, int i, char *buf, size_t n) {
  * allows TLS server authentication, as Go's x509.Verify requires (serverAuth or
  * anyExtendedKeyUsage). */
 static void eku_list(const EXTENDED_KEY_USAGE *eku, char *buf, size_t n, bool *server) {
-    size_t used = 0;
-    buf[0] = '\0';
+    jg_buf list = JG_BUF_INIT;
     *server = false;
     for (int i = 0; i < sk_ASN1_OBJECT_num(eku); i++) {
         const ASN1_OBJECT *o = sk_ASN1_OBJECT_value(eku, i);
         int nid = OBJ_obj2nid(o);
         if (nid == NID_server_auth || nid == NID_anyExtendedKeyUsage) *server = true;
-        char oid[80];
-        if (nid != NID_undef)
-            snprintf(oid, sizeof oid, "%s", OBJ_nid2sn(nid));
-        else
-            OBJ_obj2txt(oid, sizeof oid, o, 1);
-        int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", oid);
-        if (w < 0 || (size_t)w >= n - used) break;
-        used += (size_t)w;
+        if (list.len) jg_buf_put(&list, ", ", 2);
+        if (nid != NID_undef) {
+            jg_buf_puts(&list, OBJ_nid2sn(nid));
+            continue;
+        }
+        int len = OBJ_obj2txt(NULL, 0, o, 1); /* a dotted OID has no length bound */
+        if (len > 0 && jg_buf_reserve(&list, (size_t)len)) {
+            OBJ_obj2txt(list.data + list.len, len + 1, o, 1);
+            list.len += (size_t)len;
+        }
     }
+    if (list.oom)
+        snprintf(buf, n, "out of memory");
+    else
+        jg_copy_cut(buf, n, list.data ? list.data : "", list.len);
+    jg_buf_free(&list);
 }
 
 /* The extended key usage of certificate i allows a TLS server (or there is none). */
@@ -342,8 +368,8 @@ static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p,
     if (!check_key_type(k, err, n)) goto out;
     /* Go matches names against subjectAltName only (no Common Name fallback since Go 1.15). */
     if (X509_get_ext_by_NID(x, NID_subject_alt_name, -1) < 0) {
-        char cn[200] = "";
-        X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof cn);
+        char cn[200];
+        common_name(x, cn, sizeof cn);
         if (g_set.service_name && g_set.service_name[0])
             fmt(err, n,
                 "certificate %s has no subjectAltName: Go TLS clients such as kube-apiserver "
@@ -387,7 +413,7 @@ static bool openssl_check(const jg_buf *cert, const jg_buf *key, struct pair *p,
     snprintf(p->serial, sizeof p->serial, "%s", hex ? hex : "?");
     OPENSSL_free(hex);
     BN_free(bn);
-    X509_NAME_oneline(X509_get_subject_name(x), p->subject, sizeof p->subject);
+    subject_text(x, p->subject, sizeof p->subject);
     ok = true;
 out:
     sk_X509_pop_free(chain, X509_free);
@@ -819,13 +845,20 @@ bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n
         return false;
     }
     char got[256] = "";
-    size_t got_len = sizeof got - 1;
+    size_t got_len = 0;
+    char *full = NULL;
     bool ok = false;
+    /* asked for its size first: a long name is compared whole and quoted cut, with the marker */
     if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
-        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, got, &got_len) >= 0) {
-        got[got_len < sizeof got ? got_len : sizeof got - 1] = '\0';
-        ok = strcmp(got, cn) == 0;
+        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, NULL, &got_len) ==
+            GNUTLS_E_SHORT_MEMORY_BUFFER &&
+        (full = malloc(got_len + 1)) != NULL &&
+        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, full, &got_len) >=
+            0) {
+        ok = got_len == strlen(cn) && memcmp(full, cn, got_len) == 0;
+        jg_copy_cut(got, sizeof got, full, got_len);
     }
+    free(full);
     gnutls_x509_crt_deinit(crt);
     if (!ok) fmt(reason, n, "client certificate common name \"%s\" is not \"%s\"", got, cn);
     return ok;

@@ -372,8 +372,9 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
 
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!json_content_type(ct)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "contentType=%.100s, expected application/json", ct ? ct : "");
+        char got[100], msg[160]; /* a long header is quoted up to its first bytes and a marker */
+        jg_copy_cut(got, sizeof got, ct ? ct : "", ct ? strlen(ct) : 0);
+        snprintf(msg, sizeof msg, "contentType=%s, expected application/json", got);
         return refuse(c, method, url, MHD_HTTP_BAD_REQUEST, "BadRequest", msg, has_body_headers(c),
                       NULL);
     }
@@ -407,18 +408,6 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
     return MHD_YES;
 }
 
-/* The fields every outcome line carries, in this order. */
-static void log_request(struct jg_log *l, const struct jg_outcome *o) {
-    jg_log_str(l, "uid", o->uid);
-    jg_log_str(l, "namespace", o->namespace_);
-    jg_log_str(l, "name", o->name);
-    jg_log_str(l, "user", o->user);
-    jg_log_str(l, "operation", o->operation);
-    jg_log_str(l, "resource", o->resource);
-    jg_log_str(l, "subresource", o->sub_resource);
-    jg_log_bool(l, "dry_run", o->dry_run);
-}
-
 static void log_rules(struct jg_log *l, uint64_t rules) {
     jg_buf names = JG_BUF_INIT;
     jg_buf_putc(&names, '[');
@@ -432,7 +421,7 @@ static void log_rules(struct jg_log *l, uint64_t rules) {
 static void log_notes(const struct jg_outcome *o, const char *msg, uint64_t rules, bool warnings) {
     struct jg_log l;
     if (!rules || !jg_log_begin(&l, JG_LOG_INFO, msg)) return;
-    log_request(&l, o);
+    jg_log_request(&l, o);
     log_rules(&l, rules);
     if (warnings) {
         jg_buf list = JG_BUF_INIT;
@@ -473,7 +462,7 @@ static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, do
     log_notes(o, "admission audit", o->rules_audit, false);
     struct jg_log l;
     if (!jg_log_begin(&l, lvl, msg)) return;
-    log_request(&l, o);
+    jg_log_request(&l, o);
     if (o->verdict != JG_VERDICT_ALLOWED) {
         jg_log_int(&l, "code", o->code);
         log_rules(&l, o->rules);
@@ -656,14 +645,15 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
         if (jg_log_begin(&l, JG_LOG_WARN, "request refused by libmicrohttpd")) {
             jg_log_uint(&l, "code", code);
             jg_log_str(&l, "port", cls == &g_ops_port ? "ops" : "webhook");
-            jg_log_strn(&l, "reason", body ? body : "", body ? strnlen(body, 256) : 0);
+            /* one of libmicrohttpd's own NUL-terminated pages; cut past JG_LOG_MAX_VALUE */
+            jg_log_str(&l, "reason", body);
             jg_log_end(&l);
         }
         return;
     }
     if (!jg_log_enabled(JG_LOG_DEBUG)) return;
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char buf[1024];
+    jg_vformat_cut(buf, sizeof buf, fmt, ap);
     size_t n = strlen(buf);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         buf[--n] = '\0';
@@ -769,12 +759,12 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     bool v6;
     bool ops_v6;
     if (!make_addr(cfg->bind_address, cfg->port, &addr, &v6)) {
-        snprintf(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address",
+        jg_format_cut(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address",
                  cfg->bind_address);
         return false;
     }
     if (!make_addr(cfg->ops_bind_address, cfg->ops_port, &ops_addr, &ops_v6)) {
-        snprintf(err, errlen, "--ops-bind-address %s is not an IPv4 or IPv6 address",
+        jg_format_cut(err, errlen, "--ops-bind-address %s is not an IPv4 or IPv6 address",
                  cfg->ops_bind_address);
         return false;
     }
@@ -801,7 +791,7 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
         uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
         MHD_OPTION_END);
     if (!g_tls) {
-        snprintf(err, errlen,
+        jg_format_cut(err, errlen,
                  "cannot start the HTTPS listener on %s port %u (port in use, bad TLS priorities "
                  "\"%s\", or bad client CA); run with --log-level debug for libmicrohttpd's reason",
                  cfg->bind_address, cfg->port, cfg->tls_priorities);
@@ -819,7 +809,7 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     if (!g_ops) {
         MHD_stop_daemon(g_tls);
         g_tls = NULL;
-        snprintf(err, errlen, "cannot start the ops listener on %s port %u (port in use?)",
+        jg_format_cut(err, errlen, "cannot start the ops listener on %s port %u (port in use?)",
                  cfg->ops_bind_address, cfg->ops_port);
         return false;
     }

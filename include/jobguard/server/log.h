@@ -49,6 +49,12 @@ void jg_log_raw(struct jg_log *l, const char *key, const char *json, size_t n);
 /* Writes the line and frees the buffer. */
 void jg_log_end(struct jg_log *l);
 
+struct jg_outcome;
+/* The request fields every admission line carries, in this order: uid, namespace, name, user,
+ * operation, resource, subresource, dry_run. A field the outcome had to cut ends in
+ * ` [truncated N bytes]` (admit.h). */
+void jg_log_request(struct jg_log *l, const struct jg_outcome *o);
+
 /* Shorthand for a message with no fields. */
 void jg_log_msg(enum jg_log_level level, const char *msg);
 
