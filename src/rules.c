@@ -867,19 +867,22 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
 
 /* ---- CRD targets (docs/rules.md §12) ---- */
 
-/* A nested copy that the stored object has too, at the same field with the same value. Copies
- * are in document order, so the same index is tried first; otherwise a sorted index of the stored
- * copies (built once, on the first miss) is searched. */
+/* A nested copy that the stored object has too, with the same match (the same field, or the
+ * same key for an element of a keyed list: view.h) and the same value. Copies are in document
+ * order, so the same index is tried first; otherwise a sorted index of the stored copies (built
+ * once, on the first miss) is searched. A copy without a match (a keyed element without a key)
+ * matches nothing; those sort first. */
 struct nested_index {
     const struct jg_job *old;
-    const struct jg_nested_value **order; /* old->nested sorted by (which, field, value); NULL
+    const struct jg_nested_value **order; /* old->nested sorted by (which, match, value); NULL
                                            * until the first miss */
     bool oom;
 };
 
 static int nested_cmp(const struct jg_nested_value *a, const struct jg_nested_value *b) {
     if (a->which != b->which) return a->which < b->which ? -1 : 1;
-    int c = cmp_str(&a->field, &b->field);
+    if (!a->match.p || !b->match.p) return a->match.p ? 1 : b->match.p ? -1 : 0;
+    int c = cmp_str(&a->match, &b->match);
     return c ? c : cmp_str(&a->value, &b->value);
 }
 
@@ -890,6 +893,7 @@ static int nested_ptr_cmp(const void *a, const void *b) {
 
 static bool nested_unchanged(struct nested_index *ix, size_t i, const struct jg_nested_value *v) {
     const struct jg_job *old = ix->old;
+    if (!v->match.p) return false;
     if (i < old->n_nested && nested_cmp(&old->nested[i], v) == 0) return true;
     if (old->n_nested == 0 || ix->oom) return false;
     if (!ix->order) {

@@ -411,6 +411,60 @@ static void nested_is(const struct jg_job *j, size_t i, unsigned which, const ch
                   (int)v->value.n, v->value.p, value);
 }
 
+/* The copy's match (NULL: none, it matches no stored copy); bytes, so lengths count. */
+static void match_is(const struct jg_job *j, size_t i, const char *match, size_t n) {
+    ck_assert_uint_gt(j->n_nested, i);
+    const struct jg_nested_value *v = &j->nested[i];
+    if (!match) {
+        ck_assert_msg(!v->match.p, "nested[%zu].match %.*s, expected none", i, (int)v->match.n,
+                      v->match.p);
+        return;
+    }
+    ck_assert_msg(v->match.p && v->match.n == n && memcmp(v->match.p, match, n) == 0,
+                  "nested[%zu].match %.*s, expected %s", i, (int)v->match.n,
+                  v->match.p ? v->match.p : "(none)", match);
+}
+
+/* JobSet's replicatedJobs is keyed by name: the match names the element by its key, wherever the
+ * key is among the element's members; no string key, no match */
+START_TEST(crd_list_keys) {
+    struct ref_review rr;
+    char *b = crd_create(
+        JOBSETS,
+        "{\"spec\":{\"replicatedJobs\":[{\"name\":\"driver\",\"template\":{\"spec\":{"
+        "\"managedBy\":\"x.io/a\"}}},{\"template\":{\"spec\":{\"managedBy\":\"x.io/b\"}},"
+        "\"replicas\":2,\"name\":\"work\\u0065rs\"},{\"template\":{\"spec\":{\"managedBy\":"
+        "\"x.io/c\"}}},{\"name\":null,\"template\":{\"spec\":{\"managedBy\":\"x.io/d\"}}},"
+        "{\"name\":7,\"template\":{\"spec\":{\"managedBy\":\"x.io/e\"}}},"
+        "{\"name\":\"\",\"template\":{\"spec\":{\"managedBy\":\"x.io/f\"}}},"
+        "{\"name\":\"a\\u0000]\",\"template\":{\"spec\":{\"managedBy\":\"x.io/g\"}}}]}}");
+    const struct jg_request *q = ref_view(NULL, b, &rr);
+    ck_assert_uint_eq(q->object.n_nested, 7);
+    nested_is(&q->object, 1, 0, "spec.replicatedJobs[1].template.spec.managedBy", "x.io/b");
+    static const char m0[] = "spec.replicatedJobs[name=6:driver].template.spec.managedBy",
+                      m1[] = "spec.replicatedJobs[name=7:workers].template.spec.managedBy",
+                      m5[] = "spec.replicatedJobs[name=0:].template.spec.managedBy",
+                      m6[] = "spec.replicatedJobs[name=3:a\0]].template.spec.managedBy";
+    match_is(&q->object, 0, m0, sizeof m0 - 1);
+    match_is(&q->object, 1, m1, sizeof m1 - 1); /* the key after the copy, escaped */
+    match_is(&q->object, 2, NULL, 0);           /* no key, a null one, a number */
+    match_is(&q->object, 3, NULL, 0);
+    match_is(&q->object, 4, NULL, 0);
+    match_is(&q->object, 5, m5, sizeof m5 - 1);
+    match_is(&q->object, 6, m6, sizeof m6 - 1);
+    ref_review_free(&rr);
+    free(b);
+    /* a row without list keys matches by field: RayJob's copy */
+    b = crd_create(
+        "\"resource\":{\"group\":\"ray.io\",\"version\":\"v1\",\"resource\":\"rayjobs\"}",
+        "{\"spec\":{\"rayClusterSpec\":{\"managedBy\":\"x.io/a\"}}}");
+    q = ref_view(NULL, b, &rr);
+    match_is(&q->object, 0, "spec.rayClusterSpec.managedBy", 29);
+    ref_review_free(&rr);
+    free(b);
+}
+END_TEST
+
 START_TEST(crd_views) {
     struct ref_review rr;
     /* JobSet: the nested copies in document order, null elements and null values skipped */
@@ -615,6 +669,9 @@ START_TEST(crd_refusals) {
         "{\"spec\":{\"replicatedJobs\":[{\"template\":{},\"templat\\u0065\":{}}]}}",
         "{\"metadata\":{\"name\":\"a\",\"name\":null}}",
         "{\"spec\":{\"replicatedJobs\":null,\"replicatedJobs\":[]}}",
+        /* the list key of replicatedJobs is read too (JobSet's row keys it by name) */
+        "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"name\":\"b\"},{\"template\":{}}]}}",
+        "{\"spec\":{\"replicatedJobs\":[{\"template\":{},\"name\":1,\"n\\u0061me\":\"b\"}]}}",
     };
     for (size_t i = 0; i < sizeof dups / sizeof *dups; i++) {
         char *b = crd_create(JOBSETS, dups[i]);
@@ -624,7 +681,7 @@ START_TEST(crd_refusals) {
     }
     static const char *const ignored[] = {
         "{\"metadata\":{\"labels\":{\"x\":\"1\",\"x\":\"2\"}}}",
-        "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"name\":\"b\"},{\"template\":{}}]}}",
+        "{\"spec\":{\"replicatedJobs\":[{\"replicas\":1,\"replicas\":2},{\"template\":{}}]}}",
         "{\"status\":1,\"status\":2,\"apiVersion\":3,\"apiVersion\":4}",
     };
     for (size_t i = 0; i < sizeof ignored / sizeof *ignored; i++) {
@@ -791,6 +848,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, agreed_edges);
     tcase_add_test(tc, member_order);
     tcase_add_test(tc, crd_views);
+    tcase_add_test(tc, crd_list_keys);
     tcase_add_test(tc, crd_subresources);
     tcase_add_test(tc, crd_refusals);
     tcase_add_test(tc, crd_policy_rows);

@@ -77,6 +77,12 @@ struct jg_nested_value {
     jg_str field; /* the path with element indexes, NUL-terminated:
                    * spec.replicatedJobs[0].template.spec.managedBy */
     jg_str value;
+    /* What an UPDATE matches the copy with in the stored object (with `which` and `value`): the
+     * field, except that the element of a list the row keys is named by its key,
+     * spec.replicatedJobs[name=6:driver].template.spec.managedBy (the key's length, ':', its
+     * bytes); p == NULL when such an element has no string key (the copy matches nothing).
+     * Not NUL-terminated. */
+    jg_str match;
 };
 
 struct jg_job {
