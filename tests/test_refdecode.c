@@ -722,6 +722,19 @@ START_TEST(crd_policy_rows) {
     nested_is(&q->object, 6, 1, "spec.replicatedJobs[1].template.metadata.name", "t1");
     ref_review_free(&rr);
     free(b);
+    /* two levels: groups keyed by id (read after the copies too), members by index */
+    b = crd_create(JOBSETS, "{\"spec\":{\"groups\":[{\"id\":\"g0\",\"members\":[null,{"
+                            "\"managedBy\":\"g0/m1\"}]},{\"members\":[{\"managedBy\":\"x/y\","
+                            "\"id\":\"not-a-key\"}],\"id\":\"g1\"},{\"members\":[{\"managedBy\":"
+                            "\"z/z\"}]}]}}");
+    q = ref_view(p, b, &rr);
+    ck_assert_uint_eq(q->object.n_nested, 3);
+    nested_is(&q->object, 1, 2, "spec.groups[1].members[0].managedBy", "x/y");
+    match_is(&q->object, 0, "spec.groups[id=2:g0].members[1].managedBy", 41);
+    match_is(&q->object, 1, "spec.groups[id=2:g1].members[0].managedBy", 41);
+    match_is(&q->object, 2, NULL, 0);
+    ref_review_free(&rr);
+    free(b);
     b = crd_create(JOBSETS, "{\"spec\":{\"groups\":[{\"members\":[{},3]}]}}");
     expect_p(p, b, RD_SAME_REFUSAL, 0, JG_VERDICT_BAD_REQUEST,
              "request.object.spec.groups[0].members[1]: must be an object, got an integer");

@@ -75,6 +75,7 @@ if [ "$n" = 39 ]; then ok "rules prints 39 rules"; else bad "rules prints $n rul
 expect_grep "rules lists the nested-copy rule" "$tmp/out" "Target-NestedManagedBy"
 expect_grep "rules lists the delegation rule" "$tmp/out" "Target-DelegationUnsupported"
 expect_grep "rules shows JobSet's nested path" "$tmp/out" "    nested copy:    spec.replicatedJobs[*].template.spec.managedBy (kubernetes.io/job-controller)"
+expect_grep "rules shows the key of JobSet's replicatedJobs" "$tmp/out" "    list key:       spec.replicatedJobs[*] by name"
 expect_grep "rules says JAXJob ignores the field" "$tmp/out" "    delegation:     unsupported (its controller ignores managedBy)"
 
 # --- check --new/--old on CRD targets: the object's apiVersion and kind, or --kind/--resource ---
