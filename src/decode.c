@@ -987,8 +987,8 @@ struct crd_walk {
     const char *what; /* "request.object" */
     char field[CRD_FIELD_MAX]; /* the path of the current level, with element indexes */
     size_t field_len;
-    /* Rows whose nested paths key a list (by_key): the match of the current level, the field
-     * with keyed elements named by key (view.h), and how many elements on it have no key. */
+    /* Rows whose nested paths key a list (by_key): the match of the current level (view.h: one
+     * part per list element on the way) and how many of those elements have no key. */
     bool by_key;
     jg_buf match;
     unsigned no_key;
@@ -1007,21 +1007,19 @@ static size_t seg_name(const char *seg, char *next) {
     return n;
 }
 
-/* The match follows the field; an element of a keyed list is named by its key (key_name set)
- * instead of its index: "[name=6:driver]". */
-static void match_push(struct crd_walk *w, const char *name, size_t n, long index,
-                       const char *key_name, jg_str key) {
-    if (!w->by_key) return;
-    if (w->match.len) jg_buf_putc(&w->match, '.');
-    jg_buf_put(&w->match, name, n);
-    if (index < 0) return;
-    if (!key_name) {
-        jg_buf_printf(&w->match, "[%ld]", index);
-        return;
-    }
-    jg_buf_printf(&w->match, "[%s=%zu:", key_name, key.n);
-    if (key.n) jg_buf_put(&w->match, key.p, key.n);
-    jg_buf_putc(&w->match, ']');
+/* One list element of the current level's match (view.h): "=<key length>:<key>" for an element
+ * of a keyed list, "[<index>]" for any other. Written by hand: this runs for every element. */
+static void match_push(struct crd_walk *w, long index, const char *key_name, jg_str key) {
+    char num[24];
+    size_t n = sizeof num;
+    uint64_t v = key_name ? key.n : (uint64_t)index;
+    do
+        num[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    jg_buf_putc(&w->match, key_name ? '=' : '[');
+    jg_buf_put(&w->match, num + n, sizeof num - n);
+    jg_buf_putc(&w->match, key_name ? ':' : ']');
+    if (key_name) jg_buf_put(&w->match, key.p, key.n);
 }
 
 static bool field_push(struct crd_walk *w, const char *name, size_t n, long index) {
@@ -1090,14 +1088,10 @@ static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cu
             jg_buf_putc(&w->text, '\0'); /* a C string: the rules pass it as a field path */
             /* the match: the field itself, unless the row keys a list */
             size_t moff = off, mn = n;
-            if (w->by_key) {
+            if (w->by_key && !w->no_key) {
                 moff = w->text.len;
-                if (w->match.len) {
-                    jg_buf_put(&w->text, w->match.data, w->match.len);
-                    jg_buf_putc(&w->text, '.');
-                }
-                jg_buf_put(&w->text, key.p, key.n);
-                mn = w->text.len - moff;
+                jg_buf_put(&w->text, w->match.data, w->match.len);
+                mn = w->match.len;
             }
             if (w->text.oom || w->match.oom) return fail_oom(sc->err);
             w->nested[w->n_nested++] = (struct jg_nested_value){
@@ -1162,7 +1156,7 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
     char next;
     size_t len = seg_name(c[0].seg, &next);
     if (next == 0) return crd_leaf(sc, w, c, n, key);
-    size_t saved = w->field_len, msaved = w->match.len;
+    size_t saved = w->field_len, msaved = w->match.len; /* only elements change the match */
     const char *list_key = next == '[' ? crd_list_key(w, c, n) : NULL;
     for (size_t i = 0; i < n; i++) { /* past "name." or "name[*]." */
         c[i].seg += len + (next == '.' ? 1 : 4);
@@ -1172,10 +1166,8 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
     if (next == '.') {
         if (*sc->p != '{') return crd_wrong_type(sc, w, key, "an object");
         if (!field_push(w, key.p, key.n, -1)) return crd_too_long(sc, w, key);
-        match_push(w, key.p, key.n, -1, NULL, (jg_str){NULL, 0});
         TRY(crd_object(sc, w, c, n, false, NULL));
         w->field_len = saved;
-        w->match.len = msaved;
         return JG_DECODE_OK;
     }
     if (*sc->p != '[') return crd_wrong_type(sc, w, key, "an array");
@@ -1196,7 +1188,7 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
         jg_str kv = {NULL, 0};
         if (list_key) TRY(peek_key(sc, list_key, &kv));
         bool missing = list_key && !kv.p;
-        match_push(w, key.p, key.n, i, list_key, kv);
+        if (w->by_key) match_push(w, i, list_key, kv);
         w->no_key += missing;
         TRY(crd_object(sc, w, c, n, false, list_key));
         w->no_key -= missing;

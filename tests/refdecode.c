@@ -408,7 +408,7 @@ struct crd_ctx {
     bool by_key; /* some path keys a list: copies get a match of their own */
 };
 
-/* A copy's match (view.h): the field, with an element of a keyed list named "[key=len:bytes]".
+/* A copy's match on a row that keys a list (view.h): one part per list element on the way.
  * Bytes, not a C string: a key may hold "\u0000". */
 struct match {
     char *p;
@@ -457,31 +457,25 @@ static char *join_field(const char *a, const char *b, size_t blen, long index) {
     return s;
 }
 
-/* m + "." + name (name alone when m is empty), then "[index]", or "[key=len:bytes]" when
- * key_name is set (key: the element's member, NULL or not a string = none). */
-static struct match match_join(const struct match *m, const char *name, size_t n, long index,
-                               const char *key_name, const json_t *key) {
+/* m and one list element: "=<length>:<key>" in a keyed list (key_name set; key: the element's
+ * member, NULL or not a string = none), "[<index>]" in any other. */
+static struct match match_elem(const struct match *m, long index, const char *key_name,
+                               const json_t *key) {
     struct match r = {NULL, 0, m->none};
     size_t kn = key && json_is_string(key) ? json_string_length(key) : 0;
-    size_t cap = m->n + n + (key_name ? strlen(key_name) : 0) + kn + 64;
+    size_t cap = m->n + kn + 48;
     r.p = malloc(cap);
     if (!r.p) abort();
-    if (m->n) {
-        memcpy(r.p, m->p, m->n);
-        r.p[m->n] = '.';
-        r.n = m->n + 1;
-    }
-    memcpy(r.p + r.n, name, n);
-    r.n += n;
-    if (index >= 0 && !key_name) {
+    if (m->n) memcpy(r.p, m->p, m->n);
+    r.n = m->n;
+    if (!key_name) {
         r.n += (size_t)snprintf(r.p + r.n, cap - r.n, "[%ld]", index);
-    } else if (index >= 0 && (!key || !json_is_string(key))) {
+    } else if (!key || !json_is_string(key)) {
         r.none = true;
-    } else if (index >= 0) {
-        r.n += (size_t)snprintf(r.p + r.n, cap - r.n, "[%s=%zu:", key_name, kn);
+    } else {
+        r.n += (size_t)snprintf(r.p + r.n, cap - r.n, "=%zu:", kn);
         memcpy(r.p + r.n, json_string_value(key), kn);
         r.n += kn;
-        r.p[r.n++] = ']';
     }
     return r;
 }
@@ -534,9 +528,7 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, const str
                 c->job->spec.managed_by = s;
             } else if (s.set) {
                 char *nf = join_field(field, f->name, f->len, -1);
-                struct match nm = match_join(m, f->name, f->len, -1, NULL, NULL);
-                add_nested(c, p->id - 2, nf, &nm, s.s);
-                free(nm.p);
+                add_nested(c, p->id - 2, nf, m, s.s);
                 free(nf);
             }
         }
@@ -547,9 +539,7 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, const str
             r = must(w, where, key, "an object", v);
         } else {
             char *nf = join_field(field, f->name, f->len, -1);
-            struct match nm = match_join(m, f->name, f->len, -1, NULL, NULL);
-            r = crd_object(c, v, nf, &nm, depth + 1, on, n_on, NULL);
-            free(nm.p);
+            r = crd_object(c, v, nf, m, depth + 1, on, n_on, NULL);
             free(nf);
         }
     } else if (!json_is_array(v)) {
@@ -568,7 +558,7 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, const str
                 r = bad(w, "%s.%s: must be an object, got %s", c->what, ef, type_name(e));
             } else {
                 struct match nm =
-                    match_join(m, f->name, f->len, (long)i, lk, lk ? json_object_get(e, lk) : NULL);
+                    match_elem(m, (long)i, lk, lk ? json_object_get(e, lk) : NULL);
                 r = crd_object(c, e, ef, &nm, depth + 1, on, n_on, lk);
                 free(nm.p);
             }

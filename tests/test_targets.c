@@ -220,8 +220,7 @@ START_TEST(nested_copies_by_key) {
     const struct jg_policy_target *t = row("jobset.x-k8s.io", "JobSet");
     static const char f0[] = "spec.replicatedJobs[0].template.spec.managedBy",
                       f1[] = "spec.replicatedJobs[1].template.spec.managedBy",
-                      driver[] = "spec.replicatedJobs[name=6:driver].template.spec.managedBy",
-                      trainer[] = "spec.replicatedJobs[name=7:trainer].template.spec.managedBy";
+                      driver[] = "=6:driver", trainer[] = "=7:trainer";
     struct jg_nested_value stored[1] = {keyed(f0, driver, "acme.io/x")};
     struct jg_nested_value nv[1];
     setup(t, NULL, NULL, true);

@@ -77,11 +77,11 @@ struct jg_nested_value {
     jg_str field; /* the path with element indexes, NUL-terminated:
                    * spec.replicatedJobs[0].template.spec.managedBy */
     jg_str value;
-    /* What an UPDATE matches the copy with in the stored object (with `which` and `value`): the
-     * field, except that the element of a list the row keys is named by its key,
-     * spec.replicatedJobs[name=6:driver].template.spec.managedBy (the key's length, ':', its
-     * bytes); p == NULL when such an element has no string key (the copy matches nothing).
-     * Not NUL-terminated. */
+    /* What an UPDATE pairs the copy with in the stored object (with `which` and `value`). On a
+     * row without list keys, the field itself. On a row that keys a list, the list elements on
+     * the way, outermost first: "=<length>:<key>" for an element of a keyed list, "[<index>]"
+     * for any other; JobSet's replicatedJobs element "driver" gives "=6:driver". p == NULL when
+     * a keyed element has no string key: the copy pairs with nothing. Not NUL-terminated. */
     jg_str match;
 };
 
