@@ -523,7 +523,7 @@ static void check_start_time_update(const struct jg_status_ctx *c, struct jg_err
     if (!c->old->start_time.set || time_eq(c->old->start_time, c->new_->start_time) ||
         c->spec->suspend)
         return;
-    if (c->parity == JG_PARITY_1_36) /* #136585 */
+    if (c->parity >= JG_PARITY_1_36) /* #136585; unchanged in 1.37 */
         jg_err_invalid_time(e, JG_R_START_TIME_UPDATE_UNSUSPENDED, "status.startTime",
                             c->new_->start_time, "field is immutable for unsuspended job once set");
     else
@@ -1067,6 +1067,21 @@ static const char *const mode_names[JG_MODE_COUNT] = {"deny", "warn", "audit", "
 
 const char *jg_mode_name(enum jg_mode m) {
     return (unsigned)m < JG_MODE_COUNT ? mode_names[m] : "deny";
+}
+
+static const char *const parity_names[JG_PARITY_COUNT] = {"1.35", "1.36", "1.37"};
+
+const char *jg_parity_name(enum jg_parity p) {
+    return (unsigned)p < JG_PARITY_COUNT ? parity_names[p] : "?";
+}
+
+bool jg_parity_parse(const char *s, enum jg_parity *out) {
+    for (int p = 0; p < JG_PARITY_COUNT; p++)
+        if (strcmp(s, parity_names[p]) == 0) {
+            *out = (enum jg_parity)p;
+            return true;
+        }
+    return false;
 }
 
 bool jg_mode_parse(const char *s, enum jg_mode *out) {

@@ -22,6 +22,9 @@ expect_rc "missing file exits 2" 2 "$bin" check "$tmp/nope.json"
 expect_grep "missing file named" "$tmp/err" "nope.json"
 expect_rc "unknown option exits 2" 2 "$bin" check --frobnicate
 expect_rc "bad parity exits 2" 2 "$bin" check --parity 1.99 "$cases/r-create-job/review.json"
+expect_grep "bad parity names the values" "$tmp/err" "--parity: unsupported 1.99 (1.35, 1.36 or 1.37)"
+expect_rc "parity 1.37 denies the startTime change" 1 "$bin" check --parity 1.37 "$cases/e55c-starttime-changed-v137/review.json"
+expect_grep "parity 1.37 gives the 1.36 text" "$tmp/out" 'Invalid value: \"2025-01-01T00:00:05Z\": field is immutable for unsuspended job once set'
 expect_rc "unknown rule exits 2" 2 "$bin" check --disable-rule Nope "$cases/r-create-job/review.json"
 
 # --disable-rule turns a denial into an allow
