@@ -25,7 +25,7 @@ static void usage(FILE *f) {
         "Options:\n"
         "  --explain              also print a human-readable verdict on stderr, one line\n"
         "                         per error and per warning as kubectl prints them\n"
-        "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default) or 1.36\n"
+        "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default), 1.36 or 1.37\n"
         "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
         "  --policy-file FILE     apply this policy file (modes, controllers, targets;\n"
         "                         docs/policy.md); an invalid file exits 2\n"
@@ -59,15 +59,9 @@ static bool parse_mode(const char *value, struct jg_config *cfg) {
 static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg) {
     if (strcmp(flag, "--mode") == 0) return parse_mode(value, cfg);
     if (strcmp(flag, "--parity") == 0) {
-        if (strcmp(value, "1.35") == 0)
-            cfg->parity = JG_PARITY_1_35;
-        else if (strcmp(value, "1.36") == 0)
-            cfg->parity = JG_PARITY_1_36;
-        else {
-            fprintf(stderr, "jobguard check: --parity: unsupported %s (1.35 or 1.36)\n", value);
-            return false;
-        }
-        return true;
+        if (jg_parity_parse(value, &cfg->parity)) return true;
+        fprintf(stderr, "jobguard check: --parity: unsupported %s (" JG_PARITY_VALUES ")\n", value);
+        return false;
     }
     const struct jg_rule *r = jg_rule_find(value);
     if (!r) {

@@ -34,11 +34,21 @@ static json_t *strv_json(const struct jg_strv *v) {
     return a;
 }
 
+/* A nested path's list keys with the default filled in: one per "[*]", "" for by index. */
+static json_t *list_keys_json(const struct jg_policy_nested *nd) {
+    json_t *a = json_array();
+    size_t k = 0;
+    for (const char *q = nd->path; a && (q = strstr(q, "[*]")) != NULL; q += 3, k++)
+        json_array_append_new(a, json_string(k < nd->list_keys.n ? nd->list_keys.v[k] : ""));
+    return a;
+}
+
 static json_t *target_json(const struct jg_policy_target *t, const char *source) {
     json_t *nested = json_array();
     for (size_t i = 0; nested && i < t->n_nested; i++)
-        json_array_append_new(nested, json_pack("{s:s, s:s}", "path", t->nested[i].path,
-                                                "reservedValue", t->nested[i].reserved_value));
+        json_array_append_new(nested, json_pack("{s:s, s:s, s:o}", "path", t->nested[i].path,
+                                                "reservedValue", t->nested[i].reserved_value,
+                                                "listKeys", list_keys_json(&t->nested[i])));
     return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:o, s:b, s:b}", "source", source,
                      "group", t->group, "versions", strv_json(&t->versions), "kind", t->kind,
                      "resource", t->resource, "managedByPath", t->managed_by_path, "reservedValue",

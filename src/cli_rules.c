@@ -47,9 +47,19 @@ int jg_cmd_rules(int argc, char **argv) {
                t->versions.v[0], t->kind, t->resource, t->managed_by_path, t->reserved_value);
         for (size_t v = 1; v < t->versions.n; v++)
             printf("    also served as: %s/%s\n", t->group, t->versions.v[v]);
-        for (size_t k = 0; k < t->n_nested; k++)
-            printf("    nested copy:    %s (%s)\n", t->nested[k].path,
-                   t->nested[k].reserved_value[0] ? t->nested[k].reserved_value : "must be absent");
+        for (size_t k = 0; k < t->n_nested; k++) {
+            const struct jg_policy_nested *nd = &t->nested[k];
+            printf("    nested copy:    %s (%s)\n", nd->path,
+                   nd->reserved_value[0] ? nd->reserved_value : "must be absent");
+            /* each keyed list: its path up to "[*]", and the key */
+            const char *q = nd->path;
+            for (size_t j = 0; (q = strstr(q, "[*]")) != NULL; j++) {
+                q += 3;
+                if (j < nd->list_keys.n && nd->list_keys.v[j][0])
+                    printf("    list key:       %.*s by %s\n", (int)(q - nd->path), nd->path,
+                           nd->list_keys.v[j]);
+            }
+        }
         if (!t->check_format) printf("    format check:   off (free-form values)\n");
         if (!t->delegation_supported)
             printf("    delegation:     unsupported (its controller ignores managedBy)\n");

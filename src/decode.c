@@ -978,6 +978,7 @@ static status_t object_member(struct scanner *sc, void *ctx, int which) {
 struct cursor {
     const char *seg; /* the rest of the path, from this level's field name */
     int id;
+    unsigned lists; /* "[*]" passed so far: the index into the nested path's list_keys */
 };
 
 struct crd_walk {
@@ -986,7 +987,13 @@ struct crd_walk {
     const char *what; /* "request.object" */
     char field[CRD_FIELD_MAX]; /* the path of the current level, with element indexes */
     size_t field_len;
-    /* nested copies: offsets into `text` until the walk ends (text may move) */
+    /* Rows whose nested paths key a list (by_key): the match of the current level (view.h: one
+     * part per list element on the way) and how many of those elements have no key. */
+    bool by_key;
+    jg_buf match;
+    unsigned no_key;
+    /* nested copies: offsets into `text` until the walk ends (text may move); a match offset
+     * is stored plus one, 0 for none */
     struct jg_nested_value *nested;
     size_t n_nested, cap_nested;
     jg_buf text;
@@ -998,6 +1005,21 @@ static size_t seg_name(const char *seg, char *next) {
     size_t n = strcspn(seg, ".[");
     *next = seg[n] == '\0' ? 0 : seg[n];
     return n;
+}
+
+/* One list element of the current level's match (view.h): "=<key length>:<key>" for an element
+ * of a keyed list, "[<index>]" for any other. Written by hand: this runs for every element. */
+static void match_push(struct crd_walk *w, long index, const char *key_name, jg_str key) {
+    char num[24];
+    size_t n = sizeof num;
+    uint64_t v = key_name ? key.n : (uint64_t)index;
+    do
+        num[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    jg_buf_putc(&w->match, key_name ? '=' : '[');
+    jg_buf_put(&w->match, num + n, sizeof num - n);
+    jg_buf_putc(&w->match, key_name ? ':' : ']');
+    if (key_name) jg_buf_put(&w->match, key.p, key.n);
 }
 
 static bool field_push(struct crd_walk *w, const char *name, size_t n, long index) {
@@ -1064,18 +1086,69 @@ static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cu
             jg_buf_put(&w->text, key.p, key.n);
             size_t n = w->text.len - off;
             jg_buf_putc(&w->text, '\0'); /* a C string: the rules pass it as a field path */
-            if (w->text.oom) return fail_oom(sc->err);
+            /* the match: the field itself, unless the row keys a list */
+            size_t moff = off, mn = n;
+            if (w->by_key && !w->no_key) {
+                moff = w->text.len;
+                jg_buf_put(&w->text, w->match.data, w->match.len);
+                mn = w->match.len;
+            }
+            if (w->text.oom || w->match.oom) return fail_oom(sc->err);
             w->nested[w->n_nested++] = (struct jg_nested_value){
                 .which = (unsigned)(c[i].id - 2),
                 .field = {(const char *)(uintptr_t)off, n},
-                .value = v.s};
+                .value = v.s,
+                .match = {(const char *)(uintptr_t)(w->no_key ? 0 : moff + 1), mn}};
         }
     }
     return JG_DECODE_OK;
 }
 
 static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct cursor *cur,
-                           size_t ncur, bool top);
+                           size_t ncur, bool top, const char *list_key);
+
+/* The key of the list the cursors `c` enter (at "name[*]"): the list key their nested paths give
+ * it (policy.c makes the paths sharing a list agree), NULL when its elements go by index. */
+static const char *crd_list_key(const struct crd_walk *w, const struct cursor *c, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].id < 2) continue;
+        const struct jg_strv *k = &w->row->nested[c[i].id - 2].list_keys;
+        if (c[i].lists < k->n && k->v[c[i].lists][0]) return k->v[c[i].lists];
+    }
+    return NULL;
+}
+
+/* The string member `name` of the object at the cursor, read ahead without moving the cursor:
+ * JSON objects from the API server have their keys sorted, so a list key such as "name" is met
+ * early. key->p stays NULL when the member is absent, null or not a string, or when the object
+ * is malformed (the walk that follows reports that, as without a key). */
+static status_t peek_key(struct scanner *sc, const char *name, jg_str *out) {
+    const char *p = sc->p;
+    int depth = sc->depth;
+    struct agg a;
+    status_t st = enter(sc, &a);
+    while (st == JG_DECODE_OK) {
+        jg_str key;
+        char kb[KEY_MAX];
+        int more = 0;
+        st = obj_next(sc, &a, &key, kb, &more);
+        if (st != JG_DECODE_OK || !more || sc->p >= sc->end) break;
+        if (jg_str_eq_lit(key, name)) {
+            if (*sc->p == '"') st = string(sc, out);
+            break;
+        }
+        st = skip_value(sc);
+    }
+    sc->p = p;
+    sc->depth = depth;
+    if (st == JG_DECODE_NO_MEMORY) return st;
+    if (st != JG_DECODE_OK) {
+        *out = (jg_str){NULL, 0};
+        sc->err->status = JG_DECODE_OK;
+        sc->err->message[0] = '\0';
+    }
+    return JG_DECODE_OK;
+}
 
 /* The member `key` (at the cursor), named by the cursors `c` (all agreeing on its shape). */
 static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor *c, size_t n,
@@ -1083,14 +1156,17 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
     char next;
     size_t len = seg_name(c[0].seg, &next);
     if (next == 0) return crd_leaf(sc, w, c, n, key);
-    size_t saved = w->field_len;
-    for (size_t i = 0; i < n; i++) /* past "name." or "name[*]." */
+    size_t saved = w->field_len, msaved = w->match.len; /* only elements change the match */
+    const char *list_key = next == '[' ? crd_list_key(w, c, n) : NULL;
+    for (size_t i = 0; i < n; i++) { /* past "name." or "name[*]." */
         c[i].seg += len + (next == '.' ? 1 : 4);
+        c[i].lists += next == '[';
+    }
     if (is_null(sc)) return JG_DECODE_OK;
     if (next == '.') {
         if (*sc->p != '{') return crd_wrong_type(sc, w, key, "an object");
         if (!field_push(w, key.p, key.n, -1)) return crd_too_long(sc, w, key);
-        TRY(crd_object(sc, w, c, n, false));
+        TRY(crd_object(sc, w, c, n, false, NULL));
         w->field_len = saved;
         return JG_DECODE_OK;
     }
@@ -1109,19 +1185,28 @@ static status_t crd_member(struct scanner *sc, struct crd_walk *w, struct cursor
             crd_path(w, ep);
             return fail(sc->err, "%s: must be an object, got %s", ep, type_name(sc));
         }
-        TRY(crd_object(sc, w, c, n, false));
+        jg_str kv = {NULL, 0};
+        if (list_key) TRY(peek_key(sc, list_key, &kv));
+        bool missing = list_key && !kv.p;
+        if (w->by_key) match_push(w, i, list_key, kv);
+        w->no_key += missing;
+        TRY(crd_object(sc, w, c, n, false, list_key));
+        w->no_key -= missing;
         w->field_len = saved;
         w->field[saved] = '\0';
+        w->match.len = msaved;
     }
 }
 
 /* An object (the cursor is at '{') whose members the cursors `cur` name. At the top, a `kind`
- * member no cursor names must be the row's kind. */
+ * member no cursor names must be the row's kind. In an element of a keyed list, the key member
+ * (read ahead by peek_key) may not repeat either. */
 static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct cursor *cur,
-                           size_t ncur, bool top) {
+                           size_t ncur, bool top, const char *list_key) {
     struct agg a;
     TRY(enter(sc, &a));
     uint32_t consumed = 0;
+    bool key_seen = false;
     for (;;) {
         jg_str key;
         char kb[KEY_MAX];
@@ -1142,6 +1227,10 @@ static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct 
         }
         if (n && (consumed & mine)) return syntax(sc, "duplicate object key");
         consumed |= mine;
+        if (list_key && jg_str_eq_lit(key, list_key)) {
+            if (key_seen) return syntax(sc, "duplicate object key");
+            key_seen = true;
+        }
         if (n) {
             TRY(crd_member(sc, w, c, n, key));
         } else if (top && jg_str_eq_lit(key, "status")) {
@@ -1171,12 +1260,16 @@ static status_t rd_crd(struct scanner *sc, const char *what, const struct jg_pol
     w->job = job;
     w->what = what;
     w->text = (jg_buf)JG_BUF_INIT;
-    struct cursor cur[CRD_CURSORS] = {{"metadata.name", 0}, {row->managed_by_path, 1}};
+    w->match = (jg_buf)JG_BUF_INIT;
+    struct cursor cur[CRD_CURSORS] = {{"metadata.name", 0, 0}, {row->managed_by_path, 1, 0}};
     size_t ncur = 2;
-    for (size_t i = 0; i < row->n_nested && ncur < CRD_CURSORS; i++)
-        cur[ncur++] = (struct cursor){row->nested[i].path, (int)(2 + i)};
+    for (size_t i = 0; i < row->n_nested && ncur < CRD_CURSORS; i++) {
+        cur[ncur++] = (struct cursor){row->nested[i].path, (int)(2 + i), 0};
+        for (size_t k = 0; k < row->nested[i].list_keys.n; k++)
+            w->by_key |= row->nested[i].list_keys.v[k][0] != '\0';
+    }
     job->present = true;
-    status_t st = crd_object(sc, w, cur, ncur, true);
+    status_t st = crd_object(sc, w, cur, ncur, true, NULL);
     if (st == JG_DECODE_OK && w->n_nested) {
         /* the review owns both; then the offsets become pointers */
         if (!own(sc->d, w->text.data)) {
@@ -1187,8 +1280,12 @@ static status_t rd_crd(struct scanner *sc, const char *what, const struct jg_pol
             if (!own(sc->d, w->nested)) {
                 st = fail_oom(sc->err);
             } else {
-                for (size_t i = 0; i < w->n_nested; i++)
-                    w->nested[i].field.p = text + (uintptr_t)w->nested[i].field.p;
+                for (size_t i = 0; i < w->n_nested; i++) {
+                    struct jg_nested_value *v = &w->nested[i];
+                    uintptr_t m = (uintptr_t)v->match.p;
+                    v->field.p = text + (uintptr_t)v->field.p;
+                    v->match.p = m ? text + (m - 1) : NULL;
+                }
                 job->nested = w->nested;
                 job->n_nested = w->n_nested;
                 w->nested = NULL;
@@ -1197,6 +1294,7 @@ static status_t rd_crd(struct scanner *sc, const char *what, const struct jg_pol
     }
     jg_free(w->nested);
     jg_buf_free(&w->text);
+    jg_buf_free(&w->match);
     jg_free(w);
     return st;
 }

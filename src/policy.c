@@ -351,21 +351,67 @@ static bool check_field_path(struct ctx *c, const char *s, const char *path) {
     }
 }
 
+/* "[*]" in a field path: its lists, outermost first. */
+static size_t path_lists(const char *s) {
+    size_t n = 0;
+    for (const char *q = s; (q = strstr(q, "[*]")) != NULL; q += 3)
+        n++;
+    return n;
+}
+
+/* A nested path's "listKeys": one entry per "[*]" of the path, outermost first, each the field
+ * keying that list's elements (its listMapKey) or "" for a list matched by index. */
+static bool read_list_keys(struct ctx *c, const json_t *arr, const char *path, const char *ps,
+                           struct jg_policy_nested *nd) {
+    size_t n = json_array_size(arr), lists = path_lists(ps);
+    if (n != lists)
+        return fail(c, path,
+                    "has %zu entries, but \"%s\" has %zu list%s ([*]): give one key per list, "
+                    "\"\" for a list matched by index",
+                    n, ps, lists, lists == 1 ? "" : "s");
+    nd->list_keys.v = calloc(n ? n : 1, sizeof *nd->list_keys.v);
+    if (!nd->list_keys.v) return fail(c, path, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char p[MAX_PATH * 2];
+        child_index(p, sizeof p, path, i);
+        const json_t *e = json_array_get(arr, i);
+        if (!want_type(c, e, JSON_STRING, "a string", p)) return false;
+        const char *k = json_string_value(e);
+        size_t len = json_string_length(e);
+        if (len > MAX_LABEL)
+            return fail(c, p, "is %zu bytes long, more than the limit of %d", len, MAX_LABEL);
+        bool name = len == 0 || (k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') ||
+                    k[0] == '_';
+        for (size_t j = 1; name && j < len; j++)
+            name = (k[j] >= 'A' && k[j] <= 'Z') || (k[j] >= 'a' && k[j] <= 'z') ||
+                   (k[j] >= '0' && k[j] <= '9') || k[j] == '_' || k[j] == '-';
+        if (!name || strlen(k) != len)
+            return fail(c, p,
+                        "\"%s\" is not a field name ([A-Za-z_][A-Za-z0-9_-]*, or \"\" for a "
+                        "list matched by index)",
+                        k);
+        if (!(nd->list_keys.v[i] = dup_str(c, k, p))) return false;
+        nd->list_keys.n++;
+    }
+    return true;
+}
+
 /* --- sections --- */
 
 static bool read_nested(struct ctx *c, const json_t *arr, const char *path, bool check_format,
                         const char *main_path, struct jg_policy_target *t) {
-    static const char *const keys[] = {"path", "reservedValue", NULL};
+    static const char *const keys[] = {"path", "reservedValue", "listKeys", NULL};
     size_t n = json_array_size(arr);
     t->nested = calloc(n ? n : 1, sizeof *t->nested);
     if (!t->nested) return fail(c, path, "out of memory");
     for (size_t i = 0; i < n; i++) {
         char p[MAX_PATH * 2];
         child_index(p, sizeof p, path, i);
-        const json_t *o = json_array_get(arr, i), *jp = NULL, *jr = NULL;
+        const json_t *o = json_array_get(arr, i), *jp = NULL, *jr = NULL, *jk = NULL;
         if (!want_type(c, o, JSON_OBJECT, "an object", p) || !check_keys(c, o, p, keys) ||
             !get_string(c, o, "path", p, true, false, MAX_PATH, &jp) ||
-            !get_string(c, o, "reservedValue", p, true, true, MAX_NAME, &jr))
+            !get_string(c, o, "reservedValue", p, true, true, MAX_NAME, &jr) ||
+            !get_array(c, o, "listKeys", p, MAX_PATH_SEGMENTS, &jk))
             return false;
         char pp[MAX_PATH * 2];
         child_key(pp, sizeof pp, p, "path");
@@ -379,9 +425,12 @@ static bool read_nested(struct ctx *c, const json_t *arr, const char *path, bool
         child_key(rp, sizeof rp, p, "reservedValue");
         if (rs[0] && check_format && !check_managed_by_value(c, rs, rp)) return false;
         struct jg_policy_nested *nd = &t->nested[t->n_nested];
+        t->n_nested++; /* freed with the row from here on */
         if (!(nd->path = dup_str(c, ps, pp)) || !(nd->reserved_value = dup_str(c, rs, rp)))
             return false;
-        t->n_nested++;
+        char kp[MAX_PATH * 2];
+        child_key(kp, sizeof kp, p, "listKeys");
+        if (jk && !read_list_keys(c, jk, kp, ps, nd)) return false;
     }
     return true;
 }
@@ -412,8 +461,46 @@ static bool paths_conflict(const char *a, const char *b, size_t *at) {
     }
 }
 
+/* The key nested path i gives its list number k ("" = by index, also when it names none). */
+static const char *list_key_of(const struct jg_policy_target *t, size_t i, size_t k) {
+    const struct jg_strv *v = &t->nested[i].list_keys;
+    return k < v->n ? v->v[k] : "";
+}
+
+/* The list keys of the row's nested paths: the paths through one list must give it the same key
+ * (the decoder reads each element once for all of them), and no path may read the key field
+ * itself inside the element (the key is a string the decoder reads on its own). */
+static bool check_list_keys(struct ctx *c, const struct jg_policy_target *t,
+                            const char *const *paths, size_t n, const char *p) {
+    for (size_t i = 0; i < t->n_nested; i++) {
+        const char *ps = t->nested[i].path, *q = ps;
+        for (size_t k = 0; (q = strstr(q, "[*]")) != NULL; k++) {
+            q += 3;
+            size_t plen = (size_t)(q - ps); /* "spec.a[*]" */
+            const char *key = list_key_of(t, i, k);
+            for (size_t j = 0; j < n; j++) {
+                if (strncmp(paths[j], ps, plen) != 0 || paths[j][plen] != '.') continue;
+                const char *next = paths[j] + plen + 1;
+                size_t nl = strcspn(next, ".[");
+                if (key[0] && strlen(key) == nl && strncmp(next, key, nl) == 0)
+                    return fail(c, p,
+                                "list key \"%s\" of \"%.*s\" is a field the path \"%s\" reads "
+                                "in the element; a list key is a string of its own",
+                                key, (int)plen, ps, paths[j]);
+                size_t nj = j - 2; /* paths[2 + i] is nestedPaths[i] */
+                if (j >= 2 && strcmp(list_key_of(t, nj, k), key) != 0)
+                    return fail(c, p,
+                                "nested paths \"%s\" and \"%s\" give the list \"%.*s\" "
+                                "different keys (\"%s\" and \"%s\")",
+                                ps, paths[j], (int)plen, ps, key, list_key_of(t, nj, k));
+            }
+        }
+    }
+    return true;
+}
+
 /* The row's paths (metadata.name, which the decoder reads too, managedByPath, nestedPaths) must
- * agree on every field they share. */
+ * agree on every field they share, and on the keys of the lists they share. */
 static bool check_row_paths(struct ctx *c, const struct jg_policy_target *t, const char *p) {
     const char *paths[2 + MAX_NESTED];
     size_t n = 0;
@@ -430,7 +517,7 @@ static bool check_row_paths(struct ctx *c, const struct jg_policy_target *t, con
                             "an object or a list)",
                             paths[i], paths[j], (int)at, paths[i]);
         }
-    return true;
+    return check_list_keys(c, t, paths, n, p);
 }
 
 static bool read_target(struct ctx *c, const json_t *o, const char *p, struct jg_policy *pol,
@@ -716,6 +803,7 @@ void jg_policy_free(struct jg_policy *p) {
         for (size_t j = 0; j < t->n_nested; j++) {
             free(t->nested[j].path);
             free(t->nested[j].reserved_value);
+            strv_free(&t->nested[j].list_keys);
         }
         free(t->nested);
     }

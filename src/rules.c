@@ -522,7 +522,7 @@ static void check_start_time_update(const struct jg_status_ctx *c, struct jg_err
     if (!c->old->start_time.set || time_eq(c->old->start_time, c->new_->start_time) ||
         c->spec->suspend)
         return;
-    if (c->parity == JG_PARITY_1_36) /* #136585 */
+    if (c->parity >= JG_PARITY_1_36) /* #136585; unchanged in 1.37 */
         jg_err_invalid_time(e, JG_R_START_TIME_UPDATE_UNSUSPENDED, "status.startTime",
                             c->new_->start_time, "field is immutable for unsuspended job once set");
     else
@@ -853,19 +853,22 @@ static void check_status_writers(const struct jg_request *req, const struct jg_p
 
 /* ---- CRD targets (docs/rules.md §12) ---- */
 
-/* A nested copy that the stored object has too, at the same field with the same value. Copies
- * are in document order, so the same index is tried first; otherwise a sorted index of the stored
- * copies (built once, on the first miss) is searched. */
+/* A nested copy that the stored object has too, with the same match (the same field, or the
+ * same key for an element of a keyed list: view.h) and the same value. Copies are in document
+ * order, so the same index is tried first; otherwise a sorted index of the stored copies (built
+ * once, on the first miss) is searched. A copy without a match (a keyed element without a key)
+ * matches nothing; those sort first. */
 struct nested_index {
     const struct jg_job *old;
-    const struct jg_nested_value **order; /* old->nested sorted by (which, field, value); NULL
+    const struct jg_nested_value **order; /* old->nested sorted by (which, match, value); NULL
                                            * until the first miss */
     bool oom;
 };
 
 static int nested_cmp(const struct jg_nested_value *a, const struct jg_nested_value *b) {
     if (a->which != b->which) return a->which < b->which ? -1 : 1;
-    int c = cmp_str(&a->field, &b->field);
+    if (!a->match.p || !b->match.p) return a->match.p ? 1 : b->match.p ? -1 : 0;
+    int c = cmp_str(&a->match, &b->match);
     return c ? c : cmp_str(&a->value, &b->value);
 }
 
@@ -876,6 +879,7 @@ static int nested_ptr_cmp(const void *a, const void *b) {
 
 static bool nested_unchanged(struct nested_index *ix, size_t i, const struct jg_nested_value *v) {
     const struct jg_job *old = ix->old;
+    if (!v->match.p) return false;
     if (i < old->n_nested && nested_cmp(&old->nested[i], v) == 0) return true;
     if (old->n_nested == 0 || ix->oom) return false;
     if (!ix->order) {
@@ -1054,6 +1058,21 @@ static const char *const mode_names[JG_MODE_COUNT] = {"deny", "warn", "audit", "
 
 const char *jg_mode_name(enum jg_mode m) {
     return (unsigned)m < JG_MODE_COUNT ? mode_names[m] : "deny";
+}
+
+static const char *const parity_names[JG_PARITY_COUNT] = {"1.35", "1.36", "1.37"};
+
+const char *jg_parity_name(enum jg_parity p) {
+    return (unsigned)p < JG_PARITY_COUNT ? parity_names[p] : "?";
+}
+
+bool jg_parity_parse(const char *s, enum jg_parity *out) {
+    for (int p = 0; p < JG_PARITY_COUNT; p++)
+        if (strcmp(s, parity_names[p]) == 0) {
+            *out = (enum jg_parity)p;
+            return true;
+        }
+    return false;
 }
 
 bool jg_mode_parse(const char *s, enum jg_mode *out) {

@@ -27,8 +27,12 @@ static char *tekton_versions[] = {"v1", "v1beta1"};
 #define TEKTON_PIPELINE "tekton.dev/pipeline"
 
 /* Nested copies: each must be absent or the nested kind's own value. */
+/* JobSet's replicatedJobs is a listType=map keyed by name (jobset_types.go +listMapKey=name) */
+static char *jobset_replicated_jobs_key[] = {"name"};
 static struct jg_policy_nested jobset_nested[] = {
-    {.path = "spec.replicatedJobs[*].template.spec.managedBy", .reserved_value = JOB_CONTROLLER}};
+    {.path = "spec.replicatedJobs[*].template.spec.managedBy",
+     .reserved_value = JOB_CONTROLLER,
+     .list_keys = {jobset_replicated_jobs_key, 1}}};
 static struct jg_policy_nested rayjob_nested[] = {
     {.path = "spec.rayClusterSpec.managedBy", .reserved_value = KUBERAY_OPERATOR}};
 static struct jg_policy_nested rayservice_nested[] = {

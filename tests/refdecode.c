@@ -388,7 +388,8 @@ static int object_member(struct walk *w, void *ctx, int which, json_t *v) {
 struct crd_field {
     const char *name;
     size_t len;
-    bool each; /* "name[*]": a list, every element an object */
+    bool each;       /* "name[*]": a list, every element an object */
+    const char *key; /* each: the field keying its elements (the row's list key), NULL: none */
 };
 
 struct crd_path {
@@ -404,11 +405,22 @@ struct crd_ctx {
     const char *what; /* "request.object" */
     struct crd_path paths[REF_CRD_PATHS];
     size_t n_paths, cap_nested;
+    bool by_key; /* some path keys a list: copies get a match of their own */
 };
 
-static void split_path(const char *s, unsigned id, struct crd_path *out) {
+/* A copy's match on a row that keys a list (view.h): one part per list element on the way.
+ * Bytes, not a C string: a key may hold "\u0000". */
+struct match {
+    char *p;
+    size_t n;
+    bool none; /* an element on the way has no string key: matches nothing */
+};
+
+static void split_path(const char *s, unsigned id, const struct jg_strv *keys,
+                       struct crd_path *out) {
     out->id = id;
     out->n = 0;
+    size_t lists = 0;
     while (*s) {
         if (out->n == REF_CRD_FIELDS) abort(); /* policy.c allows 16 */
         struct crd_field *f = &out->f[out->n++];
@@ -418,6 +430,9 @@ static void split_path(const char *s, unsigned id, struct crd_path *out) {
         f->name = s;
         f->len = (size_t)(end - s);
         f->each = strncmp(end, "[*]", 3) == 0;
+        f->key = NULL;
+        if (f->each && keys && lists < keys->n && keys->v[lists][0]) f->key = keys->v[lists];
+        lists += f->each;
         s = end + (f->each ? 3 : 0);
         if (*s == '.') s++;
     }
@@ -442,7 +457,31 @@ static char *join_field(const char *a, const char *b, size_t blen, long index) {
     return s;
 }
 
-static void add_nested(struct crd_ctx *c, unsigned which, const char *field, jg_str value) {
+/* m and one list element: "=<length>:<key>" in a keyed list (key_name set; key: the element's
+ * member, NULL or not a string = none), "[<index>]" in any other. */
+static struct match match_elem(const struct match *m, long index, const char *key_name,
+                               const json_t *key) {
+    struct match r = {NULL, 0, m->none};
+    size_t kn = key && json_is_string(key) ? json_string_length(key) : 0;
+    size_t cap = m->n + kn + 48;
+    r.p = malloc(cap);
+    if (!r.p) abort();
+    if (m->n) memcpy(r.p, m->p, m->n);
+    r.n = m->n;
+    if (!key_name) {
+        r.n += (size_t)snprintf(r.p + r.n, cap - r.n, "[%ld]", index);
+    } else if (!key || !json_is_string(key)) {
+        r.none = true;
+    } else {
+        r.n += (size_t)snprintf(r.p + r.n, cap - r.n, "=%zu:", kn);
+        memcpy(r.p + r.n, json_string_value(key), kn);
+        r.n += kn;
+    }
+    return r;
+}
+
+static void add_nested(struct crd_ctx *c, unsigned which, const char *field,
+                       const struct match *m, jg_str value) {
     struct jg_job *job = c->job;
     if (job->n_nested == c->cap_nested) { /* grown by copying into a new owned block */
         size_t cap = c->cap_nested ? 2 * c->cap_nested : 4;
@@ -454,15 +493,23 @@ static void add_nested(struct crd_ctx *c, unsigned which, const char *field, jg_
     size_t n = strlen(field);
     char *f = own_block(c->w->out, n + 1);
     memcpy(f, field, n + 1);
-    job->nested[job->n_nested++] = (struct jg_nested_value){which, {f, n}, value};
+    jg_str match = {f, n}; /* by index: the field itself */
+    if (c->by_key && m->none) {
+        match = (jg_str){NULL, 0};
+    } else if (c->by_key) {
+        char *mp = own_block(c->w->out, m->n);
+        if (m->n) memcpy(mp, m->p, m->n);
+        match = (jg_str){mp, m->n};
+    }
+    job->nested[job->n_nested++] = (struct jg_nested_value){which, {f, n}, value, match};
 }
 
-static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t depth,
-                      const size_t *active, size_t n_active);
+static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, const struct match *m,
+                      size_t depth, const size_t *active, size_t n_active, const char *list_key);
 
-/* The member `key` of the object at `field`, named by the paths `on` at `depth`. */
-static int crd_member(struct crd_ctx *c, json_t *v, const char *field, size_t depth,
-                      const size_t *on, size_t n_on) {
+/* The member `key` of the object at `field` (its match m), named by the paths `on` at `depth`. */
+static int crd_member(struct crd_ctx *c, json_t *v, const char *field, const struct match *m,
+                      size_t depth, const size_t *on, size_t n_on) {
     struct walk *w = c->w;
     const struct crd_field *f = &c->paths[on[0]].f[depth];
     char key[512];
@@ -481,7 +528,7 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, size_t de
                 c->job->spec.managed_by = s;
             } else if (s.set) {
                 char *nf = join_field(field, f->name, f->len, -1);
-                add_nested(c, p->id - 2, nf, s.s);
+                add_nested(c, p->id - 2, nf, m, s.s);
                 free(nf);
             }
         }
@@ -492,21 +539,29 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, size_t de
             r = must(w, where, key, "an object", v);
         } else {
             char *nf = join_field(field, f->name, f->len, -1);
-            r = crd_object(c, v, nf, depth + 1, on, n_on);
+            r = crd_object(c, v, nf, m, depth + 1, on, n_on, NULL);
             free(nf);
         }
     } else if (!json_is_array(v)) {
         r = must(w, where, key, "an array", v);
     } else {
+        /* the list's key: any path naming one (policy.c makes the paths sharing it agree) */
+        const char *lk = NULL;
+        for (size_t k = 0; k < n_on && !lk; k++)
+            lk = c->paths[on[k]].f[depth].key;
         size_t i;
         json_t *e;
         json_array_foreach(v, i, e) {
             if (json_is_null(e)) continue;
             char *ef = join_field(field, f->name, f->len, (long)i);
-            if (!json_is_object(e))
+            if (!json_is_object(e)) {
                 r = bad(w, "%s.%s: must be an object, got %s", c->what, ef, type_name(e));
-            else
-                r = crd_object(c, e, ef, depth + 1, on, n_on);
+            } else {
+                struct match nm =
+                    match_elem(m, (long)i, lk, lk ? json_object_get(e, lk) : NULL);
+                r = crd_object(c, e, ef, &nm, depth + 1, on, n_on, lk);
+                free(nm.p);
+            }
             free(ef);
             if (r) break;
         }
@@ -515,8 +570,9 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, size_t de
     return r;
 }
 
-static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t depth,
-                      const size_t *active, size_t n_active) {
+/* In an element of a keyed list (list_key), the key member may not repeat either. */
+static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, const struct match *m,
+                      size_t depth, const size_t *active, size_t n_active, const char *list_key) {
     struct walk *w = c->w;
     const char *k;
     json_t *v;
@@ -529,13 +585,14 @@ static int crd_object(struct crd_ctx *c, json_t *obj, const char *field, size_t 
             const struct crd_field *f = &c->paths[active[i]].f[depth];
             if (f->len == klen && memcmp(f->name, key, klen) == 0) on[n_on++] = active[i];
         }
-        if (n_on && repeat) {
+        bool is_key = list_key && klen == strlen(list_key) && memcmp(key, list_key, klen) == 0;
+        if ((n_on || is_key) && repeat) {
             snprintf(w->res->message, sizeof w->res->message, "duplicate object key");
             w->res->status = REF_DUPLICATE;
             return STOP;
         }
         if (n_on) {
-            if (crd_member(c, v, field, depth, on, n_on)) return STOP;
+            if (crd_member(c, v, field, m, depth, on, n_on)) return STOP;
         } else if (depth == 0 && klen == 6 && memcmp(key, "status", 6) == 0) {
             if (repeat) {
                 snprintf(w->res->message, sizeof w->res->message, "duplicate object key");
@@ -569,17 +626,21 @@ static int rd_crd(struct walk *w, const char *path, json_t *v, const struct jg_p
     c->row = row;
     c->job = job;
     c->what = path;
-    split_path("metadata.name", 0, &c->paths[c->n_paths++]);
-    split_path(row->managed_by_path, 1, &c->paths[c->n_paths++]);
+    split_path("metadata.name", 0, NULL, &c->paths[c->n_paths++]);
+    split_path(row->managed_by_path, 1, NULL, &c->paths[c->n_paths++]);
     for (size_t i = 0; i < row->n_nested; i++) {
         if (c->n_paths == REF_CRD_PATHS) abort();
-        split_path(row->nested[i].path, (unsigned)(2 + i), &c->paths[c->n_paths++]);
+        split_path(row->nested[i].path, (unsigned)(2 + i), &row->nested[i].list_keys,
+                   &c->paths[c->n_paths++]);
+        for (size_t k = 0; k < row->nested[i].list_keys.n; k++)
+            c->by_key |= row->nested[i].list_keys.v[k][0] != '\0';
     }
     size_t all[REF_CRD_PATHS];
     for (size_t i = 0; i < c->n_paths; i++)
         all[i] = i;
     job->present = true;
-    int r = crd_object(c, v, "", 0, all, c->n_paths);
+    struct match top = {NULL, 0, false};
+    int r = crd_object(c, v, "", &top, 0, all, c->n_paths, NULL);
     free(c);
     return r;
 }

@@ -333,6 +333,14 @@ static bool same_job(const struct jg_job *a, const struct jg_job *b, const char 
                      y->field.p && y->field.p[y->field.n] ? " (not NUL-terminated)" : "");
             return false;
         }
+        /* what an UPDATE matches it by: NULL (no key) on both sides, or the same bytes */
+        if (!x->match.p != !y->match.p || (x->match.p && !jg_str_eq(x->match, y->match))) {
+            snprintf(why, cap, "%snested[%zu].match: %.*s%s vs %.*s%s", where, i,
+                     (int)(x->match.n > 120 ? 120 : x->match.n), x->match.p ? x->match.p : "",
+                     x->match.p ? "" : "(none)", (int)(y->match.n > 120 ? 120 : y->match.n),
+                     y->match.p ? y->match.p : "", y->match.p ? "" : "(none)");
+            return false;
+        }
     }
     return true;
 }
@@ -536,9 +544,12 @@ const struct jg_policy *refdiff_test_policy(void) {
         "{\"group\":\"jobset.x-k8s.io\",\"versions\":[\"v1alpha2\"],\"kind\":\"JobSet\","
         "\"resource\":\"jobsets\",\"managedByPath\":\"spec.managedBy\","
         "\"reservedValue\":\"jobset.sigs.k8s.io/jobset-controller\",\"nestedPaths\":["
-        "{\"path\":\"spec.replicatedJobs[*].template.spec.managedBy\",\"reservedValue\":\"\"},"
-        "{\"path\":\"spec.replicatedJobs[*].template.metadata.name\",\"reservedValue\":\"\"},"
-        "{\"path\":\"spec.groups[*].members[*].managedBy\",\"reservedValue\":\"\"},"
+        "{\"path\":\"spec.replicatedJobs[*].template.spec.managedBy\",\"reservedValue\":\"\","
+        "\"listKeys\":[\"name\"]},"
+        "{\"path\":\"spec.replicatedJobs[*].template.metadata.name\",\"reservedValue\":\"\","
+        "\"listKeys\":[\"name\"]},"
+        "{\"path\":\"spec.groups[*].members[*].managedBy\",\"reservedValue\":\"\","
+        "\"listKeys\":[\"id\",\"\"]},"
         "{\"path\":\"managedBy\",\"reservedValue\":\"\"}]},"
         "{\"group\":\"example.com\",\"versions\":[\"v1\"],\"kind\":\"Widget\","
         "\"resource\":\"widgets\",\"managedByPath\":\"metadata.name\","

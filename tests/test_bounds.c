@@ -414,9 +414,10 @@ START_TEST(log_request_fields_cut_marked) {
 END_TEST
 
 /* A JobSet CREATE up to the body limit whose every replicated Job template names another
- * controller: one Target-NestedManagedBy error per element, bounded like any list; on UPDATE with
- * the same copies shifted by one element every copy is looked up in the stored object (the sorted
- * path) and only the one new copy is refused. */
+ * controller: one Target-NestedManagedBy error per element, bounded like any list; on UPDATE of
+ * named elements (replicatedJobs is keyed by name) rotated by one, so that no copy is where the
+ * stored one was, every copy is looked up by key in the stored object (the sorted path) and only
+ * the one new element's copy is refused. */
 #define JOBSET_HEAD(op)                                                                            \
     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"     \
     "\"u\",\"resource\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"resource\":"     \
@@ -426,6 +427,16 @@ END_TEST
     "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":"      \
     "\"big\"},\"spec\":{\"replicatedJobs\":["
 #define COPY "{\"template\":{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\"}}}"
+#define NAMED_COPY "{\"name\":\"r%07zu\",\"template\":{\"spec\":{\"managedBy\":\"x.io/y\"}}}"
+
+/* Elements first .. first + n - 1 (mod n) of n named copies, comma-separated. */
+static void named_copies(jg_buf *b, size_t n, size_t first) {
+    jg_buf_reset(b);
+    for (size_t i = 0; i < n; i++) {
+        if (i) jg_buf_putc(b, ',');
+        jg_buf_printf(b, NAMED_COPY, (first + i) % n);
+    }
+}
 
 START_TEST(jobset_nested_copies_at_body_limit) {
     jg_buf items = JG_BUF_INIT, review = JG_BUF_INIT;
@@ -446,16 +457,22 @@ START_TEST(jobset_nested_copies_at_body_limit) {
     ck_assert(ends_with(d.message, note));
     denial_free(&d);
 
-    /* UPDATE: the stored object has the same copies one element later (and a different first
-     * one), so no copy is at its stored index; each is found by field in the stored copies */
-    size_t m = n / 2 - 2;
-    repeat(&items, COPY, m);
+    /* UPDATE: the stored elements r0..r(m-1), the new ones rotated by one (r(m-1) first) and a
+     * new element "extra" at the end with the same value: no copy is where it was stored, each
+     * is found by its element's name; "extra" has no stored copy */
+    char one[128];
+    size_t m = (JG_MAX_BODY_BYTES - 1024) / 2 / ((size_t)snprintf(one, sizeof one, NAMED_COPY,
+                                                                   (size_t)0) + 1) - 2;
     jg_buf_reset(&review);
-    jg_buf_puts(&review, JOBSET_HEAD("UPDATE") "\"object\":" JOBSET_OBJ "null,");
+    jg_buf_puts(&review, JOBSET_HEAD("UPDATE") "\"object\":" JOBSET_OBJ);
+    named_copies(&items, m, m - 1);
     jg_buf_put(&review, items.data, items.len);
-    jg_buf_puts(&review, "]}},\"oldObject\":" JOBSET_OBJ);
+    jg_buf_puts(&review, ",{\"name\":\"extra\",\"template\":{\"spec\":{\"managedBy\":\"x.io/y\"}}}"
+                         "]}},\"oldObject\":" JOBSET_OBJ);
+    named_copies(&items, m, 0);
     jg_buf_put(&review, items.data, items.len);
-    jg_buf_puts(&review, ",null]}}}}");
+    jg_buf_puts(&review, "]}}}}");
+    ck_assert_uint_le(review.len, JG_MAX_BODY_BYTES);
     deny(&review, &d);
     ck_assert_uint_eq(d.o.n_errors, 1);
     char field[80];

@@ -44,7 +44,7 @@ static void discover(void) {
     qsort(names, (size_t)ncases, sizeof *names, cmp_names);
 }
 
-/* args: "--parity 1.36", "--disable-rule ID" and/or "--mode ID=MODE" tokens. */
+/* args: "--parity 1.36" (or 1.37), "--disable-rule ID" and/or "--mode ID=MODE" tokens. */
 static void read_args(const char *dir, struct jg_config *cfg) {
     char p[4200];
     snprintf(p, sizeof p, "%.4000s/args", dir);
@@ -56,7 +56,7 @@ static void read_args(const char *dir, struct jg_config *cfg) {
         if (strcmp(tok, "--parity") == 0) {
             char *v = strtok_r(NULL, " \t\n", &save);
             ck_assert_ptr_nonnull(v);
-            cfg->parity = strcmp(v, "1.36") == 0 ? JG_PARITY_1_36 : JG_PARITY_1_35;
+            ck_assert_msg(jg_parity_parse(v, &cfg->parity), "unknown parity %s in %s", v, p);
         } else if (strcmp(tok, "--disable-rule") == 0) {
             char *v = strtok_r(NULL, " \t\n", &save);
             ck_assert_ptr_nonnull(v);

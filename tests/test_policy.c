@@ -99,7 +99,7 @@ static const char full[] =
     "     \"resource\": \"jobsets\", \"managedByPath\": \"spec.managedBy\",\n"
     "     \"reservedValue\": \"jobset.sigs.k8s.io/jobset-controller\",\n"
     "     \"nestedPaths\": [{\"path\": \"spec.replicatedJobs[*].template.spec.managedBy\",\n"
-    "                      \"reservedValue\": \"\"}]},\n"
+    "                      \"reservedValue\": \"\", \"listKeys\": [\"name\"]}]},\n"
     "    {\"group\": \"kubeflow.org\", \"versions\": [\"v1\"], \"kind\": \"JAXJob\",\n"
     "     \"resource\": \"jaxjobs\", \"managedByPath\": \"spec.runPolicy.managedBy\",\n"
     "     \"reservedValue\": \"kubeflow.org/training-operator\", \"delegationSupported\": false},\n"
@@ -142,6 +142,8 @@ START_TEST(full_file) {
     ck_assert_uint_eq(t->n_nested, 1);
     ck_assert_str_eq(t->nested[0].path, "spec.replicatedJobs[*].template.spec.managedBy");
     ck_assert_str_eq(t->nested[0].reserved_value, "");
+    ck_assert_uint_eq(t->nested[0].list_keys.n, 1);
+    ck_assert_str_eq(t->nested[0].list_keys.v[0], "name");
     ck_assert(t->check_format && t->delegation_supported);
     ck_assert(!p->targets[1].delegation_supported && p->targets[1].check_format);
     ck_assert(!p->targets[2].check_format);

@@ -395,11 +395,31 @@ START_TEST(start_time_rule_and_parity) {
     ck_assert_int_eq(b.n, strlen(want));
     ck_assert(memcmp(b.p, want, b.n) == 0);
     jg_errors_reset(&e);
+    jg_validate(&req, &(struct jg_config){.parity = JG_PARITY_1_37}, &e); /* 1.37: 1.36's text */
+    ck_assert_int_eq(e.n, 1);
+    b = jg_err_body(&e, 0);
+    ck_assert(b.n == strlen(want) && memcmp(b.p, want, b.n) == 0);
+    jg_errors_reset(&e);
     jg_validate(&req, &(struct jg_config)JG_CONFIG_DEFAULT, &e);
     b = jg_err_body(&e, 0);
     want = "Required value: startTime cannot be removed for unsuspended job";
     ck_assert(b.n == strlen(want) && memcmp(b.p, want, b.n) == 0);
     jg_errors_free(&e);
+}
+END_TEST
+
+/* --parity's values: names and parsing agree, nothing else parses */
+START_TEST(parity_names) {
+    for (int p = 0; p < JG_PARITY_COUNT; p++) {
+        enum jg_parity got;
+        ck_assert(jg_parity_parse(jg_parity_name((enum jg_parity)p), &got));
+        ck_assert_int_eq(got, p);
+    }
+    ck_assert_str_eq(jg_parity_name(JG_PARITY_1_37), "1.37");
+    enum jg_parity got = JG_PARITY_1_35;
+    ck_assert(!jg_parity_parse("1.38", &got) && !jg_parity_parse("1.3", &got) &&
+              !jg_parity_parse("", &got));
+    ck_assert_int_eq(got, JG_PARITY_1_35);
 }
 END_TEST
 
@@ -466,6 +486,7 @@ int main(void) {
     tcase_add_test(tc, extended_scope_rules_never_fire);
     tcase_add_test(tc, terminal_and_counters);
     tcase_add_test(tc, start_time_rule_and_parity);
+    tcase_add_test(tc, parity_names);
     tcase_add_test(tc, disabled_rules_and_scope);
     tcase_add_test(tc, table_is_consistent);
     suite_add_tcase(s, tc);

@@ -166,8 +166,14 @@ START_TEST(delegation_unsupported) {
 }
 END_TEST
 
+/* A copy matched by its field (a list without a key) */
 static struct jg_nested_value nested(unsigned which, const char *field, const char *value) {
-    return (struct jg_nested_value){which, S(field), S(value)};
+    return (struct jg_nested_value){which, S(field), S(value), S(field)};
+}
+
+/* A copy in an element of a keyed list: match as the decoder builds it, NULL = no key */
+static struct jg_nested_value keyed(const char *field, const char *match, const char *value) {
+    return (struct jg_nested_value){0, S(field), S(value), match ? S(match) : (jg_str){NULL, 0}};
 }
 
 START_TEST(nested_copies) {
@@ -205,6 +211,33 @@ START_TEST(nested_copies) {
                      "\"kubernetes.io/job-controller\" | Target-NestedManagedBy "
                      "spec.replicatedJobs[2].template.spec.managedBy: Unsupported value: \"\": "
                      "supported values: \"kubernetes.io/job-controller\"");
+}
+END_TEST
+
+/* JobSet's replicatedJobs is keyed by name: the stored copy ratchets the element of that name,
+ * wherever it is, and not the element now at its index */
+START_TEST(nested_copies_by_key) {
+    const struct jg_policy_target *t = row("jobset.x-k8s.io", "JobSet");
+    static const char f0[] = "spec.replicatedJobs[0].template.spec.managedBy",
+                      f1[] = "spec.replicatedJobs[1].template.spec.managedBy",
+                      driver[] = "=6:driver", trainer[] = "=7:trainer";
+    struct jg_nested_value stored[1] = {keyed(f0, driver, "acme.io/x")};
+    struct jg_nested_value nv[1];
+    setup(t, NULL, NULL, true);
+    req.old_object.nested = stored;
+    req.old_object.n_nested = 1;
+    req.object.nested = nv;
+    req.object.n_nested = 1;
+    nv[0] = keyed(f1, driver, "acme.io/x"); /* moved to index 1 */
+    ck_assert_str_eq(errors(), "");
+    nv[0] = keyed(f0, trainer, "acme.io/x"); /* another element at index 0 */
+    ck_assert_str_eq(errors(), "Target-NestedManagedBy spec.replicatedJobs[0].template.spec."
+                               "managedBy: Unsupported value: \"acme.io/x\": supported values: "
+                               "\"kubernetes.io/job-controller\"");
+    nv[0] = keyed(f0, NULL, "acme.io/x"); /* an element without a key matches nothing */
+    ck_assert_str_ne(errors(), "");
+    stored[0] = keyed(f0, NULL, "acme.io/x");
+    ck_assert_str_ne(errors(), "");
 }
 END_TEST
 
@@ -379,6 +412,7 @@ int main(void) {
     tcase_add_test(tc, unchanged_values_are_ratcheted);
     tcase_add_test(tc, delegation_unsupported);
     tcase_add_test(tc, nested_copies);
+    tcase_add_test(tc, nested_copies_by_key);
     tcase_add_test(tc, nested_must_be_absent);
     tcase_add_test(tc, allow_list_with_the_rows_reserved_value);
     tcase_add_test(tc, status_writers_on_crd_status);

@@ -19,6 +19,11 @@ struct jg_strv {
 struct jg_policy_nested {
     char *path;           /* dotted, "[*]" for every element of a list */
     char *reserved_value; /* the nested kind's own value; "" = the copy must be absent */
+    /* One entry per "[*]" of path, outermost first: the field that keys the list's elements
+     * (its listMapKey, e.g. "name" for JobSet's replicatedJobs), so that an UPDATE matches a
+     * copy with the stored one by key; "" = matched by element index (docs/targets.md).
+     * n == 0 = every list of the path by index. */
+    struct jg_strv list_keys;
 };
 
 /* One workload kind that delegates through a managedBy field. */

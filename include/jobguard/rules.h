@@ -55,8 +55,16 @@ enum jg_rule_id {
 /* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[64]. */
 _Static_assert(JG_RULE_COUNT <= 64, "rule bit masks hold at most 64 rules");
 
-/* Kubernetes versions whose wording differs (docs/rules.md §6). */
-enum jg_parity { JG_PARITY_1_35, JG_PARITY_1_36 };
+/* Kubernetes versions whose wording jobguard reproduces (docs/rules.md §6), oldest first: 1.36
+ * changed rule 34; 1.37 has 1.36's texts (and Job's new spec.scheduling, which no rule reads). */
+enum jg_parity { JG_PARITY_1_35, JG_PARITY_1_36, JG_PARITY_1_37, JG_PARITY_COUNT };
+
+/* "1.35", "1.36", "1.37": --parity's values. */
+const char *jg_parity_name(enum jg_parity p);
+/* Parses one of those; false otherwise. */
+bool jg_parity_parse(const char *s, enum jg_parity *out);
+/* The accepted values for messages: "1.35, 1.36 or 1.37". */
+#define JG_PARITY_VALUES "1.35, 1.36 or 1.37"
 
 /* What a violated rule does to the request (the policy file's "modes"; docs/policy.md).
  * deny: allowed=false; warn: allowed, one `warnings` entry per violation; audit: allowed, an

@@ -77,6 +77,12 @@ struct jg_nested_value {
     jg_str field; /* the path with element indexes, NUL-terminated:
                    * spec.replicatedJobs[0].template.spec.managedBy */
     jg_str value;
+    /* What an UPDATE pairs the copy with in the stored object (with `which` and `value`). On a
+     * row without list keys, the field itself. On a row that keys a list, the list elements on
+     * the way, outermost first: "=<length>:<key>" for an element of a keyed list, "[<index>]"
+     * for any other; JobSet's replicatedJobs element "driver" gives "=6:driver". p == NULL when
+     * a keyed element has no string key: the copy pairs with nothing. Not NUL-terminated. */
+    jg_str match;
 };
 
 struct jg_job {

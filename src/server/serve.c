@@ -111,7 +111,7 @@ static const struct flag flags[F_COUNT] = {
     [F_LOG_FORMAT] = {"log-format", K_STR, "json",
                       "json (one object per line) or text; logs go to stderr.", 0, 0},
     [F_PARITY] = {"parity", K_STR, "1.35",
-                  "Kubernetes version whose messages are reproduced: 1.35 or 1.36.", 0, 0},
+                  "Kubernetes version whose messages are reproduced: " JG_PARITY_VALUES ".", 0, 0},
     [F_DISABLE_RULE] =
         {"disable-rule", K_LIST, "",
          "rule ID to switch off (repeatable; env: comma-separated). See 'jobguard rules'.", 0, 0},
@@ -362,12 +362,8 @@ int jg_cmd_serve(int argc, char **argv) {
     }
     struct jg_server_config cfg = {0};
     cfg.engine = (struct jg_config)JG_CONFIG_DEFAULT;
-    if (strcmp(val[F_PARITY], "1.35") == 0)
-        cfg.engine.parity = JG_PARITY_1_35;
-    else if (strcmp(val[F_PARITY], "1.36") == 0)
-        cfg.engine.parity = JG_PARITY_1_36;
-    else {
-        fprintf(stderr, "jobguard serve: --parity must be 1.35 or 1.36, not \"%s\"\n",
+    if (!jg_parity_parse(val[F_PARITY], &cfg.engine.parity)) {
+        fprintf(stderr, "jobguard serve: --parity must be " JG_PARITY_VALUES ", not \"%s\"\n",
                 val[F_PARITY]);
         return 2;
     }

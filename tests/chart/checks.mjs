@@ -960,7 +960,7 @@ const POLICY = {
   // kinds of its own: a CRD, and a core-group kind whose path needs CEL's quoted form
   { group: 'example.com', versions: ['v1', 'v1beta1'], kind: 'Widget', resource: 'widgets',
     managedByPath: 'spec.control.managedBy', reservedValue: 'example.com/widget-controller', checkFormat: true,
-    nestedPaths: [{ path: 'spec.parts[*].template.spec.managedBy', reservedValue: 'kubernetes.io/job-controller' }] },
+    nestedPaths: [{ path: 'spec.parts[*].template.spec.managedBy', reservedValue: 'kubernetes.io/job-controller', listKeys: ['name'] }] },
   { group: '', versions: ['v1'], kind: 'Gadget', resource: 'gadgets', managedByPath: 'spec.managed-by.namespace',
     reservedValue: "acme's \\ runner", checkFormat: false }],
   controllers: [{ name: 'kueue.x-k8s.io/multikueue', namespaces: ['team-*'],

@@ -22,6 +22,9 @@ expect_rc "missing file exits 2" 2 "$bin" check "$tmp/nope.json"
 expect_grep "missing file named" "$tmp/err" "nope.json"
 expect_rc "unknown option exits 2" 2 "$bin" check --frobnicate
 expect_rc "bad parity exits 2" 2 "$bin" check --parity 1.99 "$cases/r-create-job/review.json"
+expect_grep "bad parity names the values" "$tmp/err" "--parity: unsupported 1.99 (1.35, 1.36 or 1.37)"
+expect_rc "parity 1.37 denies the startTime change" 1 "$bin" check --parity 1.37 "$cases/e55c-starttime-changed-v137/review.json"
+expect_grep "parity 1.37 gives the 1.36 text" "$tmp/out" 'Invalid value: \"2025-01-01T00:00:05Z\": field is immutable for unsuspended job once set'
 expect_rc "unknown rule exits 2" 2 "$bin" check --disable-rule Nope "$cases/r-create-job/review.json"
 
 # --disable-rule turns a denial into an allow
@@ -75,6 +78,7 @@ if [ "$n" = 39 ]; then ok "rules prints 39 rules"; else bad "rules prints $n rul
 expect_grep "rules lists the nested-copy rule" "$tmp/out" "Target-NestedManagedBy"
 expect_grep "rules lists the delegation rule" "$tmp/out" "Target-DelegationUnsupported"
 expect_grep "rules shows JobSet's nested path" "$tmp/out" "    nested copy:    spec.replicatedJobs[*].template.spec.managedBy (kubernetes.io/job-controller)"
+expect_grep "rules shows the key of JobSet's replicatedJobs" "$tmp/out" "    list key:       spec.replicatedJobs[*] by name"
 expect_grep "rules says JAXJob ignores the field" "$tmp/out" "    delegation:     unsupported (its controller ignores managedBy)"
 
 # --- check --new/--old on CRD targets: the object's apiVersion and kind, or --kind/--resource ---

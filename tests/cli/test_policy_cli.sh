@@ -55,6 +55,8 @@ expect_eq "defaults: the CRD rows follow (docs/targets.md)" "$(json_get "$tmp/de
     "[('JobSet', ['v1alpha2'], 'jobset.sigs.k8s.io/jobset-controller'), ('MPIJob', ['v1'], 'kubeflow.org/training-operator')]"
 expect_eq "defaults: 16 CRD rows, Tekton last" "$(json_get "$tmp/defaults.json" '(len(d["targets"]), d["targets"][-1]["kind"], d["targets"][-1]["versions"], d["targets"][-1]["checkFormat"])')" \
     "(18, 'TaskRun', ['v1', 'v1beta1'], False)"
+expect_eq "defaults: JobSet's replicatedJobs keyed by name, a path without lists has no keys" "$(json_get "$tmp/defaults.json" '[n["listKeys"] for t in d["targets"] if t["kind"] in ("JobSet","RayJob") for n in t["nestedPaths"]]')" \
+    "[['name'], []]"
 expect_eq "defaults: allowUnlistedControllers" "$(json_get "$tmp/defaults.json" 'd["allowUnlistedControllers"]')" "True"
 expect_eq "defaults: exempt groups" "$(json_get "$tmp/defaults.json" 'd["statusWriterExemptGroups"]')" "['system:masters']"
 nrules=$("$bin" rules | grep -c '^  field:')

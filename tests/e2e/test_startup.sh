@@ -43,6 +43,7 @@ run_fail "unknown flag" 'unknown option --nope' "${C[@]}" --nope 1
 run_fail "bad port" '--port: "70000" is not a number' "${C[@]}" --port 70000
 run_fail "bad tls-min-version" 'tls-min-version must be 1.2 or 1.3' "${C[@]}" --tls-min-version 1.1
 run_fail "bad log level" 'log-level must be' "${C[@]}" --log-level loud
+run_fail "bad parity" '--parity must be 1.35, 1.36 or 1.37, not "1.38"' "${C[@]}" --parity 1.38
 run_fail "unknown rule ID" 'unknown rule ID "NoSuchRule"' "${C[@]}" --disable-rule NoSuchRule
 run_fail "--mode of an unknown rule" '--mode: unknown rule ID "NoSuchRule"' "${C[@]}" --mode NoSuchRule=warn
 run_fail "--mode with an unknown mode" '--mode: "ALWAYS-NonNeg=loud": expected ID=MODE' "${C[@]}" --mode ALWAYS-NonNeg=loud
