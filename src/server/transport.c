@@ -120,6 +120,7 @@ struct req_ctx {
     size_t body_len;        /* Content-Length, the most body bytes read */
     uint64_t reserved;      /* bytes of the memory budget held until completion */
     uint64_t shed_cost;     /* not 0: the budget could not hold this request; its body is dropped */
+    uint64_t shed_held;     /* what requests in flight held when it was shed */
     size_t shed_read;       /* body bytes dropped so far */
 };
 
@@ -178,7 +179,7 @@ static enum MHD_Result refuse_with(struct MHD_Connection *c, const char *method,
     jg_buf_free(&b);
     jg_metrics_http_response(code);
     struct jg_log l;
-    if (jg_log_begin(&l, code >= 500 ? JG_LOG_ERROR : JG_LOG_WARN, "request refused")) {
+    if (jg_log_begin(&l, code >= 500 && code != 503 ? JG_LOG_ERROR : JG_LOG_WARN, "request refused")) {
         char ip[64];
         client_ip(c, ip, sizeof ip);
         jg_log_uint(&l, "code", code);
@@ -400,6 +401,7 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
              * Retry-After on a connection that stays open. Answering before the body would
              * close the socket with unread bytes in it, a reset that can swallow the answer. */
             r->shed_cost = cost;
+            r->shed_held = jg_budget_held();
             return MHD_YES;
         }
         r->reserved = cost;
@@ -537,7 +539,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         snprintf(msg, sizeof msg,
                  "jobguard is at its memory budget (%llu of %llu bytes held by requests in "
                  "flight; this one needs %llu), retry",
-                 (unsigned long long)jg_budget_held(), (unsigned long long)jg_budget_total(),
+                 (unsigned long long)r->shed_held, (unsigned long long)jg_budget_total(),
                  (unsigned long long)r->shed_cost);
         return refuse_with(c, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable", msg,
                            false, NULL, "1");

@@ -6,7 +6,8 @@ usage: memattack.py hold  PORT CA N LENGTH SECONDS
          byte, as fast as the server reads, then hold the connection open for SECONDS (the
          server buffers what it accepted meanwhile). Prints "holding" when every connection
          has sent what it will send; then each connection not answered yet sends its last byte,
-         and the script prints one line per connection: its HTTP status code ("none": none).
+         and the script prints one line per connection: its HTTP status code ("none": none), with "/N"
+         after it when the answer carries Retry-After: N.
        memattack.py burst PORT CA N FILE
          N connections post FILE at the same moment (complete bodies, decided at once).
          Prints one HTTP status code per connection ("none" if the connection failed).
@@ -33,11 +34,12 @@ def head(length):
 
 
 def status_of(s, wait):
-    """The status code of a response already sent (or sent within `wait` seconds)."""
+    """The status code of a response already sent (or sent within `wait` seconds), followed by
+    "/N" when it carries Retry-After: N."""
     s.settimeout(wait)
     data = b""
     try:
-        while b"\r\n" not in data:
+        while b"\r\n\r\n" not in data:
             chunk = s.recv(4096)
             if not chunk:
                 break
@@ -45,7 +47,14 @@ def status_of(s, wait):
     except (socket.timeout, OSError):
         pass
     parts = data.split(b" ", 2)
-    return parts[1].decode() if len(parts) > 1 and data.startswith(b"HTTP/1.1") else "none"
+    if len(parts) < 2 or not data.startswith(b"HTTP/1.1"):
+        return "none"
+    code = parts[1].decode()
+    for line in data.split(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"retry-after":
+            code += "/" + value.strip().decode()
+    return code
 
 
 def hold(port, ca, n, length, seconds):
