@@ -2,6 +2,7 @@
 #include "jobguard/server/transport.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <netinet/in.h>
@@ -751,6 +752,22 @@ static bool make_addr(const char *host, uint16_t port, struct sockaddr_storage *
     return false;
 }
 
+/* Why libmicrohttpd could not listen on addr, when the reason is the socket's: a bind made the
+ * way it makes it (SO_REUSEADDR) fails with the same errno ("Address already in use"). NULL when a
+ * bind succeeds, so the fault is elsewhere. */
+static const char *bind_error(const struct sockaddr_storage *addr, bool v6) {
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return strerror(errno);
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    int rc = bind(fd, (const struct sockaddr *)addr,
+                  v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    int e = errno;
+    close(fd);
+    return rc == 0 ? NULL : strerror(e);
+}
+
 bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t errlen) {
     g_cfg = *cfg;
     jg_budget_init(cfg->memory_budget);
@@ -793,10 +810,16 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
         uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
         MHD_OPTION_END);
     if (!g_tls) {
-        jg_format_cut(err, errlen,
-                 "cannot start the HTTPS listener on %s port %u (port in use, bad TLS priorities "
-                 "\"%s\", or bad client CA); run with --log-level debug for libmicrohttpd's reason",
-                 cfg->bind_address, cfg->port, cfg->tls_priorities);
+        const char *why = bind_error(&addr, v6);
+        if (why)
+            jg_format_cut(err, errlen, "cannot listen on %s port %u: %s", cfg->bind_address,
+                          cfg->port, why);
+        else
+            jg_format_cut(err, errlen,
+                          "cannot start the HTTPS listener on %s port %u (bad TLS priorities "
+                          "\"%s\", or bad client CA); run with --log-level debug for "
+                          "libmicrohttpd's reason",
+                          cfg->bind_address, cfg->port, cfg->tls_priorities);
         return false;
     }
     g_ops = MHD_start_daemon(
@@ -811,8 +834,9 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     if (!g_ops) {
         MHD_stop_daemon(g_tls);
         g_tls = NULL;
-        jg_format_cut(err, errlen, "cannot start the ops listener on %s port %u (port in use?)",
-                 cfg->ops_bind_address, cfg->ops_port);
+        const char *why = bind_error(&ops_addr, ops_v6);
+        jg_format_cut(err, errlen, "cannot listen on %s port %u (ops): %s", cfg->ops_bind_address,
+                      cfg->ops_port, why ? why : "libmicrohttpd refused to start the listener");
         return false;
     }
     atomic_store(&g_watchdog_stop, false);

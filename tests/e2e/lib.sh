@@ -145,7 +145,7 @@ start_server() {
 			sleep 0.1
 		done
 		wait "$SERVER_PID" 2>/dev/null
-		grep -q "cannot start" "$SERVER_LOG" || break # not a port clash: give up
+		grep -q "Address already in use" "$SERVER_LOG" || break # not a port clash: give up
 	done
 	echo "# server $name did not start; log:" >&2
 	tail -n 20 "$SERVER_LOG" >&2

@@ -116,7 +116,10 @@ expect_eq "server exits 0" 0 "$EXIT_RC"
 start_server main "${C[@]}" --shutdown-delay 0 || fail "server start"
 out=$(timeout 20 "$JG" serve "${C[@]}" --bind-address 127.0.0.1 --port "$PORT" --ops-port "$(free_port)" 2>&1)
 rc=$?
-expect_match "second server on the same port: exit 1, 'cannot start the HTTPS listener'" '^1 .*cannot start the HTTPS listener' "$rc $out"
+expect_match "second server on the same port: exit 1, the bind error" "^1 .*cannot listen on 127.0.0.1 port $PORT: Address already in use" "$rc $out"
+out=$(timeout 20 "$JG" serve "${C[@]}" --bind-address 127.0.0.1 --port "$(free_port)" --ops-port "$OPS" 2>&1)
+rc=$?
+expect_match "second server on the same ops port: exit 1, the bind error" "^1 .*cannot listen on 127.0.0.1 port $OPS \\(ops\\): Address already in use" "$rc $out"
 stop_server
 expect_eq "server exits 0" 0 "$SERVER_RC"
 jg_finish

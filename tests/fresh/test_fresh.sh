@@ -258,6 +258,9 @@ else
 	wait "$SERVER"
 	fatal "bash .ci/dev exited with status $? before serving (output above)"
 fi
+expect_eq "the .ci/dev banner names the ports it was given" \
+	"jobguard: serving https://localhost:$PORT/validate (CA: certs/dev/ca.crt), ops on http://127.0.0.1:$OPS" \
+	"$(grep -m1 '^jobguard: serving' "$TMPROOT/dev.log")"
 expect_eq "the server is the jobguard that .ci/dev exec'd, chrooted in the root" \
 	"$ROOT$CLONE/build/src/jobguard $ROOT" \
 	"$(readlink "/proc/$SERVER/exe") $(readlink "/proc/$SERVER/root")"
