@@ -78,6 +78,7 @@ static void add_label(const char **table, size_t *n, const char *v) {
 }
 
 _Static_assert(MAX_TARGET_LABELS >= 18, "room for every built-in target");
+_Static_assert(JG_R_POLICY_STATUS_WRITERS == JG_RULE_COUNT - 1, "rule_applies knows every rule");
 
 void jg_metrics_reset(void) {
     memset(&m, 0, sizeof m); /* before any thread starts */
@@ -90,6 +91,28 @@ void jg_metrics_reset(void) {
     resources[n_res++] = "";
     resources[n_res++] = "other";
     kinds[n_kinds++] = "other";
+}
+
+/* Whether rule r can fire for kinds[k], so that its series exist at 0 from the start (alerts on a
+ * rate need the series before the first event): the managedBy rules and the allow-list for every
+ * kind; the Job status rules for Job only; the target rules for the CRD kinds (a policy file's own
+ * kinds count as "other"); status writers for every kind with a status, CronJob aside. */
+static bool rule_applies(int r, size_t k) {
+    bool job = k == 0, cronjob = k == 1;
+    switch (r) {
+    case JG_R_MANAGED_BY_FORMAT:
+    case JG_R_MANAGED_BY_LENGTH:
+    case JG_R_MANAGED_BY_IMMUTABLE:
+    case JG_R_POLICY_ALLOWED_CONTROLLERS:
+        return true;
+    case JG_R_TARGET_NESTED_MANAGED_BY:
+    case JG_R_TARGET_DELEGATION_UNSUPPORTED:
+        return !job && !cronjob;
+    case JG_R_POLICY_STATUS_WRITERS:
+        return !cronjob;
+    default: /* the Job status rules */
+        return job;
+    }
 }
 
 static size_t index_of(const char *const *table, size_t n, const char *v, size_t other) {
@@ -220,8 +243,9 @@ void jg_metrics_render(jg_buf *out) {
             for (size_t md = 0; md < N_MODE; md++)
                 for (size_t d = 0; d < 2; d++) {
                     uint64_t n = ap->rule[i][k][md][d];
-                    /* dry-run series, and those of the CRD kinds, only once they happened */
-                    if ((d || k > 1) && n == 0) continue;
+                    /* a zero series for every rule that can fire for the kind; dry-run series
+                     * once they happened */
+                    if ((d || !rule_applies(i, k)) && n == 0) continue;
                     jg_buf_printf(out,
                                   "jobguard_rule_violations_total{rule=\"%s\",kind=\"%s\","
                                   "mode=\"%s\",dry_run=\"%s\"} %llu\n",

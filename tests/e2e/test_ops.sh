@@ -38,7 +38,18 @@ expect_eq "no metric outside the jobguard_ namespace" "" "$others"
 n_series=$(grep -c '^jobguard_rule_violations_total{rule=' "$TMP/m0")
 if [[ $n_series -ge 30 ]]; then pass "rule violation series exist at 0 before any request ($n_series rules)"; else fail "only $n_series rule series"; fi
 expect_eq "  ALWAYS-ManagedByFormat starts at 0" 0 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByFormat",kind="Job",mode="deny",dry_run="false"}')"
-expect_eq "  every rule has a series per kind and mode" $((n_series)) "$(($("$JG" rules --markdown | grep -c '^| [0-9]') * 6))"
+n_rules=$("$JG" rules --markdown | grep -c '^| [0-9]')
+n_crd=$("$JG" policy show | jq '[.targets[] | select(.group != "batch") | .kind] | unique | length')
+# Job: every rule but the two target rules; CronJob: the 3 managedBy rules and the allow-list;
+# each CRD kind and "other" (a policy's own kinds): managedBy, target and policy rules (7).
+expect_eq "  a zero series per mode for every rule that can fire for each kind" \
+	$(( (n_rules - 2) * 3 + 4 * 3 + (n_crd + 1) * 7 * 3 )) "$n_series"
+for k in $("$JG" policy show | jq -r '[.targets[].kind] | unique | .[]') other; do
+	[[ $(metric "jobguard_rule_violations_total{rule=\"Policy-AllowedControllers\",kind=\"$k\",mode=\"deny\",dry_run=\"false\"}") == 0 ]] &&
+		grep -q "^jobguard_rule_violations_total{rule=\"Policy-AllowedControllers\",kind=\"$k\",mode=\"audit\"" "$TMP/m0" ||
+		fail "  no zero series for kind $k"
+done
+pass "  every target kind has its zero series"
 expect_eq "  no dry-run series before a dry run" 0 "$(grep -c 'dry_run="true"' "$TMP/m0")"
 ver=$("$JG" --version | awk '{print $2}')
 expect_eq "build_info carries the version" 1 "$(metric "jobguard_build_info{version=\"$ver\"}")"
@@ -100,7 +111,8 @@ cat >"$JS_FILE" <<'JSON'
 JSON
 JS_REQ='jobguard_admission_requests_total{resource="jobsets",subresource="",operation="CREATE",verdict="denied",dry_run="false"}'
 JS_RULE='jobguard_rule_violations_total{rule="Target-NestedManagedBy",kind="JobSet",mode="deny",dry_run="false"}'
-expect_eq "  no JobSet series before a JobSet request" 0 "$(grep -c 'kind="JobSet"' "$TMP/m0")"
+expect_eq "  the JobSet series exist at 0 before a JobSet request" 1 "$(grep -cxF "$JS_RULE 0" "$TMP/m0")"
+expect_eq "  no Job status rule series for JobSet" 0 "$(grep -c 'rule="RejectFinishedJobWithActivePods",kind="JobSet"' "$TMP/m0")"
 post "$JS_FILE" >/dev/null
 expect_eq "  a JobSet with a delegated child Job is denied" \
 	'JobSet.jobset.x-k8s.io "js" is invalid: spec.replicatedJobs[0].template.spec.managedBy: Unsupported value: "kueue.x-k8s.io/multikueue": supported values: "kubernetes.io/job-controller"' \
