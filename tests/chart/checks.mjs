@@ -595,6 +595,27 @@ function scenarios(ctx) {
     /Policy-AllowedController/, { lint: true });
   renderOk(ctx, 'schema accepts * and rule IDs in policy.modes', { values: { policy: { modes: { '*': 'audit', 'Policy-AllowedControllers': 'warn', 'Target-DelegationUnsupported': 'off' } } } });
 
+  // Monitoring: off by default; when on, a PrometheusRule and the dashboard ConfigMap (run.sh checks
+  // their queries with promtool against a running jobguard).
+  const mon = renderOk(ctx, 'monitoring', { values: { metrics: { prometheusRule: { enabled: true }, dashboard: { enabled: true } } } });
+  if (mon) {
+    const pr = one(mon.docs, 'PrometheusRule');
+    const alerts = (pr?.spec?.groups || []).flatMap((g) => g.rules.map((r) => r.alert));
+    c('monitoring: a PrometheusRule alerting on down, certificate expiry, refused policy, errors, shedding, latency and denials',
+      eq(alerts, ['JobguardDown', 'JobguardCertificateExpiresSoon', 'JobguardCertificateExpiresVerySoon', 'JobguardPolicyFileRefused',
+        'JobguardWebhookErrors', 'JobguardRequestsShed', 'JobguardSlowAdmission', 'JobguardDenials']), JSON.stringify(alerts));
+    c('monitoring: the alerts select the metrics Service the ServiceMonitor scrapes, in the release namespace',
+      (pr?.spec?.groups?.[0]?.rules || []).every((r) => r.expr.includes('job="jobguard-metrics",namespace="default"')));
+    const cm = one(mon.docs, 'ConfigMap', (d) => d.metadata.name === 'jobguard-dashboard');
+    let dash = null;
+    try { dash = JSON.parse(cm?.data?.['jobguard.json']); } catch { /* checked next */ }
+    c('monitoring: the dashboard ConfigMap holds the dashboard JSON, labelled for the Grafana sidecar',
+      dash?.uid === 'jobguard' && cm?.metadata?.labels?.grafana_dashboard === '1' && dash.panels.length >= 8);
+  }
+  const noMon = renderOk(ctx, 'no monitoring by default', {});
+  if (noMon) c('no monitoring by default: no PrometheusRule, no dashboard', find(noMon.docs, 'PrometheusRule').length === 0 &&
+    !find(noMon.docs, 'ConfigMap').some((d) => d.metadata.name.endsWith('-dashboard')));
+
   // The policy check hook: the rendered policy checked by jobguard before any pod sees it.
   const hk = renderOk(ctx, 'policy check hook', { values: { policy: POLICY } });
   if (hk) {

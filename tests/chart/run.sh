@@ -135,7 +135,7 @@ done <"$here/helm.pins"
 # Node dependencies go into the build tree, not the source tree.
 nd=$work/node
 mkdir -p "$nd"
-cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$nd/"
+cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$here/monitoring.mjs" "$nd/"
 if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed" 2>/dev/null; then
 	log "npm ci in $nd"
 	if ! (cd "$nd" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
@@ -258,6 +258,33 @@ fs.writeFileSync('$s/hook-$p.json', cm.data['policy.json']);
 	sed -e "s|/tmp/|$s/|g" -e "s|/tls/ca.crt|$t/ca.crt|" -e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1|" "$s/test.sh" >"$s/test2.sh"
 	check "helm $hv: the helm test script verifies the chart's CA and gets a denial from the real server" env \
 		URL="https://jobguard.default.svc:$port/validate?timeout=5s" REVIEW="$(cat "$s/review.json")" sh -ec "$(cat "$s/test2.sh")"
+	# Monitoring: the PrometheusRule and the dashboard read only series this server exports, parse
+	# with promtool, and the alerts fire (and stay quiet) as alerts-test.yaml expects.
+	curl -fs "http://127.0.0.1:$ops/metrics" >"$s/metrics.txt" 2>/dev/null
+	KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+		"$work/helm/$hv/helm" template jobguard "$chart" --set metrics.prometheusRule.enabled=true \
+		--set metrics.dashboard.enabled=true >"$s/monitoring.yaml" 2>"$s/monitoring.err"
+	if (cd "$nd" && node monitoring.mjs "$s/monitoring.yaml" "$s/metrics.txt" "$s/mon") >"$s/monitoring.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL helm $hv: the PrometheusRule and the dashboard read only series jobguard exports"
+		sed 's/^/  /' "$s/monitoring.log" "$s/monitoring.err" | head -20
+	fi
+	if command -v promtool >/dev/null; then
+		check "helm $hv: promtool check rules passes the PrometheusRule" promtool check rules "$s/mon/rules.yaml"
+		check "helm $hv: promtool check rules parses every dashboard query" promtool check rules "$s/mon/dashboard-rules.yaml"
+		cp "$here/alerts-test.yaml" "$s/mon/"
+		if (cd "$s/mon" && promtool test rules alerts-test.yaml) >"$s/promtool-test.log" 2>&1; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			echo "FAIL helm $hv: promtool test rules alerts-test.yaml"
+			sed 's/^/  /' "$s/promtool-test.log" | head -30
+		fi
+	else
+		check "helm $hv: promtool is installed (Debian's prometheus package: .ci/deps)" false
+	fi
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 done

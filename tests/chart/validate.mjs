@@ -6,7 +6,7 @@
 // Built-in kinds are checked against Kubernetes' OpenAPI schemas (npm kubernetes-models, which
 // compiles them with ajv). The schemas do not reject unknown fields or out-of-range numbers,
 // so validateDoc adds a few checks of its own. CRD kinds the chart uses (cert-manager Issuer
-// and Certificate, prometheus-operator ServiceMonitor) are not in kubernetes-models and are
+// and Certificate, prometheus-operator ServiceMonitor and PrometheusRule) are not in kubernetes-models and are
 // checked structurally here (required fields and types).
 import fs from 'node:fs';
 import yaml from 'js-yaml';
@@ -123,6 +123,25 @@ const crds = {
     }
     if (s.namespaceSelector !== undefined) {
       need(errs, isObj(s.namespaceSelector), 'spec.namespaceSelector must be an object');
+    }
+  },
+  // The operator's PrometheusRule CRD: groups of named rules, each an alert or a record with an
+  // expression; promtool parses the expressions (run.sh).
+  'monitoring.coreos.com/v1/PrometheusRule': (doc, errs) => {
+    const g = doc.spec?.groups;
+    need(errs, Array.isArray(g) && g.length > 0, 'spec.groups must be a non-empty list');
+    for (const [i, grp] of (Array.isArray(g) ? g : []).entries()) {
+      need(errs, isStr(grp.name) && grp.name !== '', `spec.groups[${i}].name is required`);
+      need(errs, Array.isArray(grp.rules) && grp.rules.length > 0, `spec.groups[${i}].rules must be a non-empty list`);
+      for (const [j, r] of (grp.rules || []).entries()) {
+        const where = `spec.groups[${i}].rules[${j}]`;
+        need(errs, isStr(r.alert) !== isStr(r.record), `${where} needs exactly one of alert and record`);
+        need(errs, isStr(r.expr) || typeof r.expr === 'number', `${where}.expr is required`);
+        if (r.for !== undefined) need(errs, typeof r.for === 'string' && DURATION.test(r.for), `${where}.for must be a duration`);
+        for (const f of ['labels', 'annotations']) {
+          if (r[f] !== undefined) need(errs, isObj(r[f]) && Object.values(r[f]).every(isStr), `${where}.${f} must map strings to strings`);
+        }
+      }
     }
   },
 };
