@@ -229,8 +229,9 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
     JSON.stringify(dep.spec.strategy));
   c('rolling update maxSurge >= 1', (dep.spec.strategy?.rollingUpdate?.maxSurge ?? 0) >= 1);
   const tsc = pod.topologySpreadConstraints || [];
-  c('spread over nodes (topology spread on hostname selecting the pods)',
-    tsc.some((t) => t.topologyKey === 'kubernetes.io/hostname' && selects(t.labelSelector?.matchLabels, podLabels)),
+  c('spread over nodes, as a rule (topology spread on hostname selecting the pods, DoNotSchedule)',
+    tsc.some((t) => t.topologyKey === 'kubernetes.io/hostname' && t.whenUnsatisfiable === 'DoNotSchedule' &&
+      selects(t.labelSelector?.matchLabels, podLabels)),
     JSON.stringify(tsc));
   // Command line
   c('command is /usr/local/bin/jobguard serve', eq(ctr.command, ['/usr/local/bin/jobguard']) && args[0] === 'serve',
