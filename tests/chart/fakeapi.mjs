@@ -15,6 +15,8 @@
 // serves HTTPS with that certificate instead, and answers only requests that carry
 // `Authorization: Bearer TOKEN` (401 otherwise), as the API server answers a pod's service-account
 // token: run.sh points the `helm test` script at it to read the ValidatingWebhookConfiguration.
+// While OBJECTS.json.forbid holds a number N > 0, the next N authorized requests get 403 (and N
+// goes down), as a pod's requests do until a new RoleBinding reaches the API server's authorizer.
 import http from 'node:http';
 import https from 'node:https';
 import fs from 'node:fs';
@@ -62,6 +64,12 @@ function serve(req, res) {
   const p = new URL(req.url, 'http://localhost').pathname;
   if (opt.token && req.headers.authorization !== `Bearer ${opt.token}`) {
     return reply(res, 401, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Unauthorized', code: 401, message: 'Unauthorized' });
+  }
+  const forbid = `${objectsFile}.forbid`;
+  const n = fs.existsSync(forbid) ? Number(fs.readFileSync(forbid, 'utf8')) : 0;
+  if (n > 0) {
+    fs.writeFileSync(forbid, String(n - 1));
+    return reply(res, 403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'forbidden' });
   }
   if (req.method !== 'GET') return reply(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 405, message: 'read-only' });
   if (p === '/version') return reply(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.0' });

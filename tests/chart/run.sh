@@ -324,6 +324,13 @@ require('fs').writeFileSync('$s/cluster.json', JSON.stringify([v]))") || return 
 	expect_test "the helm test script fails when the webhook configuration is not there" \
 		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 404' \
 		"$ts" webhookConfiguration "v.metadata.name = 'other'"
+	echo 2 >"$s/cluster.json.forbid"
+	expect_test "the helm test script waits for its RBAC to reach the authorizer (403 twice, then the caBundle)" \
+		0 '^PASS: jobguard denied the Job, over TLS verified with the caBundle' "$ts" webhookConfiguration ''
+	echo 99 >"$s/cluster.json.forbid"
+	expect_test "the helm test script fails on a 403 that does not go away" \
+		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 403' "$ts" webhookConfiguration ''
+	rm -f "$s/cluster.json.forbid"
 	expect_test "the helm test script sends the pod's token (a wrong one gets 401)" \
 		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 401' \
 		"$ts" webhookConfiguration '' not-the-token
