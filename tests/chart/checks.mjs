@@ -147,6 +147,9 @@ const selects = (selector, labels) => !!selector && Object.keys(selector).length
   Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 const mainContainer = (dep) => dep?.spec?.template?.spec?.containers?.find((c) => c.name === 'jobguard');
 const webhookDoc = (docs) => one(docs, 'ValidatingWebhookConfiguration');
+const CLUSTER_SCOPED = ['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding'];
+const isTestHook = (d) => d?.metadata?.annotations?.['helm.sh/hook'] === 'test';
+const testEnv = (pod) => Object.fromEntries((pod?.spec?.containers?.[0]?.env || []).map((e) => [e.name, e.value]));
 const wh = (docs, name) => webhookDoc(docs)?.webhooks?.find((w) => w.name === name);
 // The API server's check of webhook names: unique, a DNS subdomain of at least three labels.
 const webhookNamesOk = (vwc) => {
@@ -221,7 +224,7 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   const args = ctr.args || [];
   c('Deployment name is the fullname', dep.metadata.name === fullname, dep.metadata.name);
   c('everything is in the release namespace',
-    docs.filter((d) => d.kind !== 'ValidatingWebhookConfiguration').every((d) => d.metadata.namespace === namespace),
+    docs.filter((d) => !CLUSTER_SCOPED.includes(d.kind)).every((d) => d.metadata.namespace === namespace),
     docs.map((d) => `${docId(d)}@${d.metadata.namespace}`).join(' '));
   c('selector selects the pod template', selects(dep.spec.selector?.matchLabels, podLabels));
   c('replicas 2', dep.spec.replicas === 2, String(dep.spec.replicas));
@@ -273,10 +276,14 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   c('seccomp RuntimeDefault', (sc.seccompProfile?.type ?? psc.seccompProfile?.type) === 'RuntimeDefault');
   c('no host namespaces', !pod.hostNetwork && !pod.hostPID && !pod.hostIPC);
   c('automountServiceAccountToken false on the pod', pod.automountServiceAccountToken === false);
-  const sa = one(docs, 'ServiceAccount');
+  const sa = one(docs, 'ServiceAccount', (d) => !isTestHook(d));
   c('ServiceAccount exists, is used, and does not automount a token',
     !!sa && pod.serviceAccountName === sa.metadata.name && sa.automountServiceAccountToken === false);
-  c('no RBAC objects', docs.every((d) => !/^(Cluster)?Role(Binding)?$/.test(d.kind)));
+  // jobguard uses no Kubernetes API: the only RBAC is the helm test's, bound to the test's own account
+  const rbac = docs.filter((d) => /^(Cluster)?Role(Binding)?$/.test(d.kind));
+  c('no RBAC objects but the helm test hook\'s, and none binds jobguard\'s ServiceAccount', rbac.every(isTestHook) &&
+    !rbac.some((d) => (d.subjects || []).some((x) => x.kind === 'ServiceAccount' && x.name === pod.serviceAccountName)),
+  rbac.map(docId).join());
   c('resources: requests set, memory limit set, no CPU limit',
     !!ctr.resources?.requests?.cpu && !!ctr.resources?.requests?.memory && !!ctr.resources?.limits?.memory && !ctr.resources?.limits?.cpu,
     JSON.stringify(ctr.resources));
@@ -337,7 +344,7 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
     c(`${n} webhook has no objectSelector by default`, !w.objectSelector || Object.keys(w.objectSelector).length === 0);
   }
   // helm test hook
-  const test = one(docs, 'Pod', (p) => p.metadata.annotations?.['helm.sh/hook'] === 'test');
+  const test = one(docs, 'Pod', isTestHook);
   c('helm test hook pod exists', !!test);
   if (test) {
     const tc = test.spec.containers[0];
@@ -356,8 +363,46 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
     c('test pod is PSS restricted', test.spec.automountServiceAccountToken === false && tc.securityContext?.allowPrivilegeEscalation === false &&
       eq(tc.securityContext?.capabilities?.drop, ['ALL']) && test.spec.securityContext?.runAsNonRoot === true &&
       test.spec.securityContext?.seccompProfile?.type === 'RuntimeDefault');
+    c('test pod never runs as jobguard\'s ServiceAccount', test.spec.serviceAccountName !== pod.serviceAccountName || !test.spec.serviceAccountName);
+    if (env.CA_SOURCE === 'webhookConfiguration') testViaApi(c, docs, test, env, { fullname, namespace, vwc });
   }
   return { dep, pod, ctr, args, vol, vwc, w1, w2, test };
+}
+
+/**
+ * caSource webhookConfiguration: the test pod reads the caBundle of the release's webhook
+ * configuration with a short-lived token of its own ServiceAccount, which may get that one object
+ * and nothing else; the ServiceAccount and its RBAC are test hooks created before the pod.
+ */
+function testViaApi(c, docs, test, env, { fullname, namespace, vwc }) {
+  const sa = one(docs, 'ServiceAccount', isTestHook);
+  const role = one(docs, 'ClusterRole', isTestHook);
+  const binding = one(docs, 'ClusterRoleBinding', isTestHook);
+  c('test pod reads the caBundle of the release\'s ValidatingWebhookConfiguration from the API server',
+    env.VWC === vwc?.metadata?.name && env.VWC === fullname && env.APISERVER === 'https://kubernetes.default.svc' && !env.CA_BUNDLE,
+  JSON.stringify(env));
+  const vol = (test.spec.volumes || []).find((v) => v.projected);
+  const src = vol?.projected?.sources || [];
+  const tok = src.find((x) => x.serviceAccountToken)?.serviceAccountToken;
+  const mnt = (test.spec.containers[0].volumeMounts || []).find((m) => m.name === vol?.name);
+  c('test pod: a projected token of at most 10 minutes and the cluster CA at /var/run/secrets/jobguard-test, no TLS Secret',
+    tok?.path === 'token' && tok.expirationSeconds <= 600 && mnt?.mountPath === '/var/run/secrets/jobguard-test' && mnt.readOnly === true &&
+    src.some((x) => x.configMap?.name === 'kube-root-ca.crt' && eq(x.configMap.items, [{ key: 'ca.crt', path: 'ca.crt' }])) &&
+    !(test.spec.volumes || []).some((v) => v.secret), JSON.stringify(test.spec.volumes));
+  c('test ServiceAccount: a test hook created before the pod, runs the pod, no automounted token',
+    !!sa && test.spec.serviceAccountName === sa.metadata.name && sa.automountServiceAccountToken === false &&
+    Number(sa.metadata.annotations['helm.sh/hook-weight'] ?? 0) < Number(test.metadata.annotations?.['helm.sh/hook-weight'] ?? 0),
+  JSON.stringify(sa?.metadata));
+  c('test ClusterRole: get on the release\'s ValidatingWebhookConfiguration only', eq(role?.rules, [{
+    apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [fullname], verbs: ['get'] }]),
+  JSON.stringify(role?.rules));
+  c('test ClusterRoleBinding: the test ClusterRole to the test ServiceAccount only, created before the pod',
+    eq(binding?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role?.metadata?.name }) &&
+    eq(binding?.subjects, [{ kind: 'ServiceAccount', name: sa?.metadata?.name, namespace }]) &&
+    Number(binding?.metadata?.annotations?.['helm.sh/hook-weight'] ?? 0) < Number(test.metadata.annotations?.['helm.sh/hook-weight'] ?? 0),
+  JSON.stringify(binding));
+  c('test hooks are deleted once the test passes, and before the next run', [sa, role, binding, test].every((d) =>
+    d?.metadata?.annotations?.['helm.sh/hook-delete-policy'] === 'before-hook-creation,hook-succeeded'));
 }
 
 function certChecks(ctx, label, secret, caBundle, { fullname = 'jobguard', namespace = 'default' } = {}) {
@@ -400,9 +445,9 @@ function scenarios(ctx) {
     const docs = def.docs;
     const core = assertCore(ctx, 'default', docs);
     const kinds = sorted(docs.map((d) => d.kind));
-    c('default: objects are Deployment, PDB, Pod(test), Secret, 2 Services, ServiceAccount, VWC',
-      eq(kinds, sorted(['Deployment', 'PodDisruptionBudget', 'Pod', 'Secret', 'Service', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration'])),
-      kinds.join());
+    c('default: objects are Deployment, PDB, Secret, 2 Services, ServiceAccount, VWC; the test Pod, ServiceAccount, ClusterRole and binding',
+      eq(kinds, sorted(['Deployment', 'PodDisruptionBudget', 'Pod', 'Secret', 'Service', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration',
+        'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'])), kinds.join());
     const pdb = one(docs, 'PodDisruptionBudget');
     c('default: PDB minAvailable 1 selecting the pods', pdb?.spec?.minAvailable === 1 &&
       selects(pdb.spec.selector?.matchLabels, core?.dep?.spec?.template?.metadata?.labels));
@@ -413,8 +458,8 @@ function scenarios(ctx) {
       c('default: both webhooks carry the same caBundle', !!core.w1.clientConfig.caBundle &&
         core.w1.clientConfig.caBundle === core.w2.clientConfig.caBundle);
       certChecks(ctx, 'default certs', secret, core.w1.clientConfig.caBundle);
-      c('default: test pod verifies with ca.crt of the TLS Secret', core.test?.spec?.volumes?.some((v) =>
-        v.secret?.secretName === secret.metadata.name && v.secret.items?.some((i) => i.key === 'ca.crt')));
+      c('default: the test pod does not mount the TLS Secret (it verifies with the webhook configuration\'s caBundle)',
+        !!core.test && !core.test.spec.volumes?.some((v) => v.secret));
     }
     c('default: no NetworkPolicy, ServiceMonitor or cert-manager objects',
       docs.every((d) => !['NetworkPolicy', 'ServiceMonitor', 'Certificate', 'Issuer'].includes(d.kind)));
@@ -655,6 +700,12 @@ function scenarios(ctx) {
       /targets\.jobguard\.io: CREATE\/UPDATE of 2 CRD kinds, failurePolicy Fail:\n\s+widgets\.example\.com, gadgets\n/.test(np.notes || ''), np.err?.trim() || np.notes);
     const nn = notes({ values: { targets: allTargets(false) } });
     c('NOTES: no targets line without target rows', nn.ok && !/targets\.jobguard\.io|status webhook per CRD/.test(nn.notes || ''), nn.notes);
+    c('NOTES: helm mode recommends cert-manager for GitOps renders and names the expiry metric', n.ok &&
+      /every render makes a new CA[\s\S]*Use certificates\.mode=certManager/.test(n.notes || '') &&
+      /jobguard_certificate_expiry_timestamp_seconds/.test(n.notes || ''), n.notes);
+    const ncm = notes({ values: { certificates: { mode: 'certManager' } } });
+    c('NOTES: no GitOps advice in certManager mode', ncm.ok && !/every render makes a new CA/.test(ncm.notes || ''), ncm.err?.trim() || ncm.notes);
+    c('NOTES: helm test says it verifies with the caBundle the API server holds', n.ok && /verifies jobguard with the caBundle the API server holds/.test(n.notes || ''), n.notes);
     const n1 = notes({ set: ['replicaCount=1'] });
     c('NOTES: replicaCount 1 warns', n1.ok && /WARNING: one replica/.test(n1.notes || ''), n1.err?.trim() || n1.notes);
   }
@@ -690,6 +741,8 @@ function scenarios(ctx) {
     const ann = core?.vwc?.metadata?.annotations?.['cert-manager.io/inject-ca-from'];
     c('certManager: VWC has the CA injector annotation for the serving Certificate', ann === `default/${serving?.metadata?.name}`, ann);
     c('certManager: no caBundle in clientConfig (cert-manager injects it)', core?.vwc?.webhooks?.every((w) => !w.clientConfig.caBundle));
+    c('certManager: helm test verifies with the caBundle cert-manager injected into the webhook configuration',
+      testEnv(core?.test).CA_SOURCE === 'webhookConfiguration' && testEnv(core?.test).VWC === core?.vwc?.metadata?.name);
   }
   const cmRef = renderOk(ctx, 'certManager with issuerRef', {
     values: { certificates: { mode: 'certManager', certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } } } },
@@ -709,10 +762,26 @@ function scenarios(ctx) {
       ex.docs.every((d) => !['Secret', 'Certificate', 'Issuer'].includes(d.kind)));
     c('existingSecret: pods mount the user Secret', core?.vol?.secret?.secretName === 'my-tls', core?.vol?.secret?.secretName);
     c('existingSecret: both webhooks carry the given caBundle', core?.vwc?.webhooks?.every((w) => w.clientConfig.caBundle === bundle));
-    const env = Object.fromEntries((core?.test?.spec?.containers?.[0]?.env || []).map((e) => [e.name, e.value]));
-    c('existingSecret: test pod verifies with the given caBundle', env.CA_BUNDLE === bundle &&
-      !(core?.test?.spec?.volumes || []).some((v) => v.secret));
+    c('existingSecret: the test pod verifies with the webhook configuration\'s caBundle', testEnv(core?.test).CA_SOURCE === 'webhookConfiguration');
     if (opt.caBundleFile) c('existingSecret: caBundle from certs/generate.sh is a PEM CA', x509(b64(bundle))?.ca === true);
+  }
+  const exSecret = renderOk(ctx, 'existingSecret, test caSource secret', { values: { certificates: { mode: 'existingSecret', existingSecret: { name: 'my-tls', caBundle: bundle } }, test: { caSource: 'secret' } } });
+  if (exSecret) {
+    const t = one(exSecret.docs, 'Pod', isTestHook);
+    c('existingSecret, test caSource secret: test pod verifies with the given caBundle, no token, no test RBAC', testEnv(t).CA_BUNDLE === bundle &&
+      testEnv(t).CA_SOURCE === 'secret' && !(t?.spec?.volumes || []).some((v) => v.secret || v.projected) && exSecret.docs.filter(isTestHook).length === 1);
+  }
+  // The fallback: the Secret's CA, no token and no RBAC; the script says it checked the Service only.
+  const ts = renderOk(ctx, 'test caSource secret', { set: ['test.caSource=secret'] });
+  if (ts) {
+    const t = one(ts.docs, 'Pod', isTestHook);
+    const secret = one(ts.docs, 'Secret');
+    c('test caSource secret: test pod verifies with ca.crt of the TLS Secret, without a token or a ServiceAccount of its own',
+      testEnv(t).CA_SOURCE === 'secret' && !!secret && t?.spec?.volumes?.some((v) => v.secret?.secretName === secret.metadata.name &&
+        eq(v.secret.items, [{ key: 'ca.crt', path: 'ca.crt' }])) && !t.spec.serviceAccountName && !t.spec.volumes.some((v) => v.projected) &&
+      ts.docs.filter(isTestHook).length === 1, JSON.stringify(t?.spec?.volumes));
+    c('test caSource secret: the script says it checked the Service only', /the Service only: the caBundle the API server holds is not checked/
+      .test((t?.spec?.containers?.[0]?.command || []).join('\n')));
   }
   renderFails(ctx, 'existingSecret without caBundle fails (required)',
     { values: { certificates: { mode: 'existingSecret', existingSecret: { name: 'my-tls' } } } }, /caBundle is required/);
@@ -890,6 +959,7 @@ function scenarios(ctx) {
     ['port 70000', { server: { port: 70000 } }, 'server.port'],
     ['caBundle not base64', { certificates: { existingSecret: { caBundle: '-----BEGIN' } } }, 'certificates.existingSecret.caBundle'],
     ['image digest malformed', { image: { digest: 'latest' } }, 'image.digest'],
+    ['test caSource "vwc"', { test: { caSource: 'vwc' } }, 'test.caSource'],
   ];
   for (const [n, v, p] of bad) renderFails(ctx, `schema rejects ${n}`, { values: v }, schemaError(p), { lint: true });
   renderFails(ctx, 'schema rejects --set replicaCount=two', { set: ['replicaCount=two'] }, schemaError('replicaCount'), { lint: true });
@@ -1092,6 +1162,13 @@ function mutationTests() {
     ['templates/deployment.yaml', '              mountPath: /policy\n', '              mountPath: /policy\n              subPath: policy.json\n', 'policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)'],
     ['templates/policy-check.yaml', 'pre-install,pre-upgrade\n    helm.sh/hook-weight: "-5"', 'pre-install\n    helm.sh/hook-weight: "-5"', 'policy check hook: a ConfigMap and a Job, pre-install and pre-upgrade hooks, ConfigMap first'],
     ['templates/policy-check.yaml', 'data:\n  policy.json: {{ toJson .Values.policy | quote }}', 'data:\n  policy.json: {{ toJson (omit .Values.policy "modes") | quote }}', 'policy check hook: it checks the very policy.json the pods mount'],
+    ['templates/tests/test-webhook.yaml', 'verbs: ["get"]', 'verbs: ["get", "list"]', "default: test ClusterRole: get on the release's ValidatingWebhookConfiguration only"],
+    ['templates/tests/test-webhook.yaml', '    resourceNames: [{{ $fullname | quote }}]\n', '', "default: test ClusterRole: get on the release's ValidatingWebhookConfiguration only"],
+    ['templates/tests/test-webhook.yaml', '  - kind: ServiceAccount\n    name: {{ $testName }}', '  - kind: ServiceAccount\n    name: {{ include "jobguard.serviceAccountName" . }}',
+      "default: no RBAC objects but the helm test hook's, and none binds jobguard's ServiceAccount"],
+    ['templates/tests/test-webhook.yaml', 'expirationSeconds: 600', 'expirationSeconds: 86400', 'default: test pod: a projected token of at most 10 minutes and the cluster CA at /var/run/secrets/jobguard-test, no TLS Secret'],
+    ['values.yaml', 'caSource: webhookConfiguration', 'caSource: secret', "default: the test pod does not mount the TLS Secret (it verifies with the webhook configuration's caBundle)"],
+    ['values.yaml', 'caSource: webhookConfiguration', 'caSource: secret', 'certManager: helm test verifies with the caBundle cert-manager injected into the webhook configuration'],
     ['values.schema.json', '"mode": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}', '"mode": {"type": "string"}', 'schema rejects a policy mode "block"'],
     ['values.schema.json', `"rule ID (jobguard rules) or * (every rule not named) -> mode; an unknown rule ID is refused here, before it reaches a pod",
           "type": "object",

@@ -9,10 +9,26 @@
 // JSON list OBJECTS.json (re-read on every request, so the caller changes "the cluster" between
 // renders by rewriting the file); everything else is 404 NotFound, and collections are empty.
 // It accepts no writes: Helm's dry runs do not send any.
+//
+//   node fakeapi.mjs OBJECTS.json --tls CERT KEY --token TOKEN
+//
+// serves HTTPS with that certificate instead, and answers only requests that carry
+// `Authorization: Bearer TOKEN` (401 otherwise), as the API server answers a pod's service-account
+// token: run.sh points the `helm test` script at it to read the ValidatingWebhookConfiguration.
+// While OBJECTS.json.forbid holds a number N > 0, the next N authorized requests get 403 (and N
+// goes down), as a pod's requests do until a new RoleBinding reaches the API server's authorizer.
 import http from 'node:http';
+import https from 'node:https';
 import fs from 'node:fs';
 
-const objectsFile = process.argv[2];
+const args = process.argv.slice(2);
+const objectsFile = args[0];
+const opt = {};
+for (let i = 1; i < args.length; i++) {
+  if (args[i] === '--tls') { opt.cert = args[++i]; opt.key = args[++i]; }
+  else if (args[i] === '--token') opt.token = args[++i];
+  else { console.error(`fakeapi.mjs: unknown argument ${args[i]}`); process.exit(2); }
+}
 // [group, version, kind, resource, namespaced]
 const kinds = [
   ['', 'v1', 'Secret', 'secrets', true],
@@ -24,6 +40,8 @@ const kinds = [
   ['policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true],
   ['networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true],
   ['admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false],
+  ['rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false],
+  ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false],
   ['cert-manager.io', 'v1', 'Issuer', 'issuers', true],
   ['cert-manager.io', 'v1', 'Certificate', 'certificates', true],
   ['monitoring.coreos.com', 'v1', 'ServiceMonitor', 'servicemonitors', true],
@@ -42,8 +60,17 @@ function cluster() {
   return objectsFile && fs.existsSync(objectsFile) ? JSON.parse(fs.readFileSync(objectsFile, 'utf8')) : [];
 }
 
-const server = http.createServer((req, res) => {
+function serve(req, res) {
   const p = new URL(req.url, 'http://localhost').pathname;
+  if (opt.token && req.headers.authorization !== `Bearer ${opt.token}`) {
+    return reply(res, 401, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Unauthorized', code: 401, message: 'Unauthorized' });
+  }
+  const forbid = `${objectsFile}.forbid`;
+  const n = fs.existsSync(forbid) ? Number(fs.readFileSync(forbid, 'utf8')) : 0;
+  if (n > 0) {
+    fs.writeFileSync(forbid, String(n - 1));
+    return reply(res, 403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'forbidden' });
+  }
   if (req.method !== 'GET') return reply(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 405, message: 'read-only' });
   if (p === '/version') return reply(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.0' });
   if (p === '/api') return reply(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
@@ -69,5 +96,8 @@ const server = http.createServer((req, res) => {
   const obj = cluster().find((o) => o.apiVersion === gv && o.kind === k[2] && o.metadata?.name === name &&
     (o.metadata?.namespace ?? '') === (ns ?? ''));
   return obj ? reply(res, 200, obj) : notFound(res, `${resource} "${name}"`);
-});
+}
+const server = opt.cert
+  ? https.createServer({ cert: fs.readFileSync(opt.cert), key: fs.readFileSync(opt.key) }, serve)
+  : http.createServer(serve);
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));

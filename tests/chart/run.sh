@@ -14,7 +14,9 @@
 #    checks the renders that must fail, `helm package`, and breaks the chart to test its checks.
 # 3. When BUILDDIR has the jobguard binary: checks that the chart registers every target row of
 #    `jobguard policy show` (rows.mjs), starts jobguard with the arguments the chart renders and
-#    runs the helm test pod's script against it.
+#    runs the helm test pod's script against it, the script reading the webhook configuration
+#    from fakeapi.mjs over TLS with a token: it must pass with the rendered caBundle and fail, with
+#    its message, when the caBundle is missing (never injected), partial, another CA or mixed.
 #
 # Everything it fetches or writes goes under BUILDDIR/chart-tests. Prints one line per failed
 # check, then "N passed, M failed"; exits 1 on any failure, including a failed download.
@@ -169,21 +171,30 @@ done
 # when BUILDDIR has the jobguard binary, start it with exactly the arguments the chart renders
 # and that Secret (paths and ports moved) and run the helm test pod's script against it.
 bin=$build/src/jobguard
+# the stand-in API server's certificate: kubernetes.default.svc, as a pod reaches the API server
+rm -rf "$work/apicert"
+"$gen" --service kubernetes --namespace default --out "$work/apicert" >/dev/null 2>>"$c.log" ||
+	fatal "setup: certs/generate.sh for the stand-in API server failed: $(tail -1 "$c.log")"
 for hv in "${helms[@]}"; do
 	s=$work/serve-$hv
 	rm -rf "$s"
 	mkdir -p "$s/tls"
 	KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
 		"$work/helm/$hv/helm" template jobguard "$chart" >"$s/default.yaml" 2>"$s/helm.log"
+	KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+		"$work/helm/$hv/helm" template jobguard "$chart" --set test.caSource=secret >"$s/secret.yaml" 2>>"$s/helm.log"
 	if ! (cd "$nd" && node --input-type=module -e "
 import fs from 'node:fs'; import yaml from 'js-yaml';
-const docs = yaml.loadAll(fs.readFileSync('$s/default.yaml', 'utf8')).filter(Boolean);
+const load = (f) => yaml.loadAll(fs.readFileSync(f, 'utf8')).filter(Boolean);
+const docs = load('$s/default.yaml');
 const c = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0];
 const t = docs.find((d) => d.kind === 'Pod').spec.containers[0];
 const env = Object.fromEntries(t.env.map((e) => [e.name, e.value]));
 fs.writeFileSync('$s/args', c.args.join('\\n') + '\\n');
 fs.writeFileSync('$s/review.json', env.REVIEW);
 fs.writeFileSync('$s/test.sh', t.command.at(-1));
+fs.writeFileSync('$s/rendered-vwc.json', JSON.stringify(docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')));
+fs.writeFileSync('$s/test-secret.sh', load('$s/secret.yaml').find((d) => d.kind === 'Pod').spec.containers[0].command.at(-1));
 const secret = docs.find((d) => d.kind === 'Secret');
 for (const [k, v] of Object.entries(secret.data)) fs.writeFileSync('$s/tls/' + k, Buffer.from(v, 'base64'));
 ") 2>"$s/extract.log"; then
@@ -255,9 +266,81 @@ fs.writeFileSync('$s/hook-$p.json', cm.data['policy.json']);
 	for _ in $(seq 200); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 	check "helm $hv: server starts with the arguments and the Secret the chart renders and turns ready" curl -fs "http://127.0.0.1:$ops/readyz"
 	curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 || sed 's/^/  server log: /' "$s/server.log" | tail -5
-	sed -e "s|/tmp/|$s/|g" -e "s|/tls/ca.crt|$t/ca.crt|" -e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1|" "$s/test.sh" >"$s/test2.sh"
-	check "helm $hv: the helm test script verifies the chart's CA and gets a denial from the real server" env \
-		URL="https://jobguard.default.svc:$port/validate?timeout=5s" REVIEW="$(cat "$s/review.json")" sh -ec "$(cat "$s/test2.sh")"
+	# The helm test script reads the caBundle of the webhook configuration from an API server:
+	# fakeapi.mjs over TLS (a certificate for kubernetes.default.svc), holding the rendered
+	# ValidatingWebhookConfiguration, or a broken copy of it, and asking for the pod's token.
+	echo "token-$RANDOM$RANDOM" >"$s/token"
+	mkdir -p "$s/sa"
+	cp "$work/apicert/ca.crt" "$s/sa/ca.crt"
+	node "$nd/fakeapi.mjs" "$s/cluster.json" --tls "$work/apicert/tls.crt" "$work/apicert/tls.key" --token "$(cat "$s/token")" \
+		>"$s/fakeapi.port" 2>"$s/fakeapi.log" &
+	api=$!
+	for _ in $(seq 100); do [[ -s $s/fakeapi.port ]] && break; sleep 0.1; done
+	apiport=$(head -1 "$s/fakeapi.port")
+	# run_test SCRIPT CA_SOURCE VWC-VARIANT [TOKEN]: the test pod's script, paths moved, against the
+	# real server and the fake API server holding the VWC changed by the JS expression VWC-VARIANT
+	# (on v); prints the script's output, returns its exit status
+	run_test() {
+		(cd "$nd" && node -e "const v = JSON.parse(require('fs').readFileSync('$s/rendered-vwc.json', 'utf8')); $3;
+require('fs').writeFileSync('$s/cluster.json', JSON.stringify([v]))") || return 99
+		cp "$s/token" "$s/sa/token"
+		[[ -n ${4:-} ]] && echo "$4" >"$s/sa/token"
+		sed -e "s|/tmp/|$s/|g" -e "s|/var/run/secrets/jobguard-test|$s/sa|g" -e "s|/tls/ca.crt|$t/ca.crt|" \
+			-e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1 --resolve kubernetes.default.svc:$apiport:127.0.0.1|" \
+			"$1" >"$s/run.sh"
+		env URL="https://jobguard.default.svc:$port/validate?timeout=5s" REVIEW="$(cat "$s/review.json")" CA_SOURCE="$2" \
+			APISERVER="https://kubernetes.default.svc:$apiport" VWC=jobguard sh -ec "$(cat "$s/run.sh")" 2>&1
+	}
+	# expect_test NAME 0|1 REGEX SCRIPT CA_SOURCE VWC-VARIANT [TOKEN]: exit status (0 passes, 1 fails) and output
+	expect_test() {
+		local name=$1 want=$2 re=$3 out rc
+		shift 3
+		out=$(run_test "$@")
+		rc=$?
+		if [[ $rc -eq 0 && $want -eq 0 || $rc -ne 0 && $rc -ne 99 && $want -eq 1 ]] && grep -Eq "$re" <<<"$out"; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			printf 'FAIL helm %s: %s (exit %s)\n' "$hv" "$name" "$rc"
+			sed 's/^/  /' <<<"$out" | tail -5
+		fi
+	}
+	ts=$s/test.sh
+	expect_test "the helm test script verifies jobguard with the webhook configuration's caBundle and gets a denial from the real server" \
+		0 '^PASS: jobguard denied the Job, over TLS verified with the caBundle of ValidatingWebhookConfiguration/jobguard' \
+		"$ts" webhookConfiguration ''
+	expect_test "the helm test script fails when no webhook has a caBundle (cert-manager never injected it)" \
+		1 '^FAIL: ([0-9]+) of the \1 webhooks of ValidatingWebhookConfiguration/jobguard have no caBundle.*cainjector' \
+		"$ts" webhookConfiguration 'for (const w of v.webhooks) delete w.clientConfig.caBundle'
+	expect_test "the helm test script fails when one webhook has no caBundle" \
+		1 '^FAIL: 1 of the [0-9]+ webhooks of ValidatingWebhookConfiguration/jobguard have no caBundle' \
+		"$ts" webhookConfiguration 'delete v.webhooks.at(-1).clientConfig.caBundle'
+	expect_test "the helm test script fails when the caBundle is another CA (Secret and webhooks from two renders)" \
+		1 '^FAIL: no verified TLS answer from https://jobguard.default.svc:[0-9]+/validate.*with the caBundle of ValidatingWebhookConfiguration/jobguard' \
+		"$ts" webhookConfiguration "for (const w of v.webhooks) w.clientConfig.caBundle = '$(cat "$c.bundle")'"
+	expect_test "the helm test script fails when the webhooks carry different caBundles" \
+		1 '^FAIL: the webhooks of ValidatingWebhookConfiguration/jobguard carry different caBundles' \
+		"$ts" webhookConfiguration "v.webhooks[1].clientConfig.caBundle = '$(cat "$c.bundle")'"
+	expect_test "the helm test script fails when the webhook configuration is not there" \
+		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 404' \
+		"$ts" webhookConfiguration "v.metadata.name = 'other'"
+	echo 2 >"$s/cluster.json.forbid"
+	expect_test "the helm test script waits for its RBAC to reach the authorizer (403 twice, then the caBundle)" \
+		0 '^PASS: jobguard denied the Job, over TLS verified with the caBundle' "$ts" webhookConfiguration ''
+	echo 99 >"$s/cluster.json.forbid"
+	expect_test "the helm test script fails on a 403 that does not go away" \
+		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 403' "$ts" webhookConfiguration ''
+	rm -f "$s/cluster.json.forbid"
+	expect_test "the helm test script sends the pod's token (a wrong one gets 401)" \
+		1 '^FAIL: GET ValidatingWebhookConfiguration/jobguard: HTTP 401' \
+		"$ts" webhookConfiguration '' not-the-token
+	# test.caSource=secret checks the Service only: it passes with the TLS Secret's CA even when the
+	# API server holds no caBundle at all, and says so
+	expect_test "test.caSource=secret: the script passes with the TLS Secret's CA, whatever the webhooks hold, and says it checked the Service only" \
+		0 '^PASS: jobguard denied the Job, over TLS verified with ca.crt of the TLS Secret \(the Service only' \
+		"$s/test-secret.sh" secret 'for (const w of v.webhooks) delete w.clientConfig.caBundle'
+	kill "$api" 2>/dev/null
+	wait "$api" 2>/dev/null
 	# Monitoring: the PrometheusRule and the dashboard read only series this server exports, parse
 	# with promtool, and the alerts fire (and stay quiet) as alerts-test.yaml expects.
 	curl -fs "http://127.0.0.1:$ops/metrics" >"$s/metrics.txt" 2>/dev/null

@@ -16,6 +16,7 @@ import { Pod, Service, ServiceAccount, Secret, ConfigMap } from 'kubernetes-mode
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 
 const builtin = {
   'apps/v1/Deployment': Deployment,
@@ -28,7 +29,10 @@ const builtin = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': ValidatingWebhookConfiguration,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
 };
+const clusterScoped = new Set(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -167,6 +171,17 @@ function extraBuiltin(doc, errs) {
       }
     }
   }
+  if (doc.kind === 'ClusterRole') {
+    for (const [i, r] of (doc.rules || []).entries()) {
+      need(errs, Array.isArray(r.verbs) && r.verbs.length > 0, `rules[${i}].verbs must be a non-empty list`);
+      need(errs, !!r.nonResourceURLs || (Array.isArray(r.apiGroups) && Array.isArray(r.resources)), `rules[${i}] needs apiGroups and resources`);
+    }
+  }
+  if (doc.kind === 'ClusterRoleBinding') {
+    for (const [i, s] of (doc.subjects || []).entries()) {
+      if (s.kind === 'ServiceAccount') need(errs, isStr(s.namespace) && isStr(s.name), `subjects[${i}]: a ServiceAccount needs name and namespace`);
+    }
+  }
   if (doc.kind === 'ValidatingWebhookConfiguration') {
     for (const [i, w] of (doc.webhooks || []).entries()) {
       if (w.timeoutSeconds !== undefined) need(errs, w.timeoutSeconds >= 1 && w.timeoutSeconds <= 30, `webhooks[${i}].timeoutSeconds must be between 1 and 30 seconds`);
@@ -194,7 +209,8 @@ export function validateDoc(doc) {
     } catch (e) {
       errs.push(String(e.message || e));
     }
-    checkMeta(errs, doc, doc.kind !== 'ValidatingWebhookConfiguration');
+    checkMeta(errs, doc, !clusterScoped.has(doc.kind));
+    need(errs, !clusterScoped.has(doc.kind) || doc.metadata?.namespace === undefined, `${doc.kind} is cluster-scoped: no metadata.namespace`);
     extraBuiltin(doc, errs);
   } else if (crds[key]) {
     checkMeta(errs, doc, true);
