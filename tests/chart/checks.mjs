@@ -161,19 +161,45 @@ const webhookNamesOk = (vwc) => {
 // API server gives webhooks `object` as a dynamic map).
 const celError = (expr) => { try { celParse(expr); return null; } catch (e) { return e.message; } };
 const celMap = (v) => (Array.isArray(v) ? v.map(celMap) : v && typeof v === 'object' ? new Map(Object.entries(v).map(([k, x]) => [k, celMap(x)])) : v);
-const objAt = (path, value) => path.split('.').reduceRight((acc, seg) => ({ [seg]: acc }), value);
-const sends = (w, obj) => {
+/** An object with value at path; a segment name[*] is a list whose second element holds the rest. */
+const objAt = (path, value) => path.split('.').reduceRight((acc, seg) => (seg.endsWith('[*]')
+  ? { [seg.slice(0, -3)]: [{ other: 1 }, acc] } : { [seg]: acc }), value);
+/** The first matchCondition of w on (object, oldObject): true, false or 'error: ...'. */
+const sends = (w, obj, old = null) => {
   try {
-    const r = celRun(w?.matchConditions?.[0]?.expression ?? 'false', { object: celMap(obj) });
+    const r = celRun(w?.matchConditions?.[0]?.expression ?? 'false', { object: celMap(obj), oldObject: celMap(old) });
     return typeof r === 'boolean' ? r : `error: ${r}`;
   } catch (e) { return `error: ${e.message}`; }
 };
 /** The status condition is false without the field and for each reserved value, true for another value. */
 const sendsOnlyExternal = (w, path, reserved) => {
-  const got = [sends(w, {}), sends(w, { spec: {} }), ...reserved.map((r) => sends(w, objAt(path, r))), sends(w, objAt(path, 'kueue.x-k8s.io/multikueue'))];
+  const got = [sends(w, {}), sends(w, { spec: {} }), ...reserved.map((r) => sends(w, objAt(path, r), objAt(path, r))),
+    sends(w, objAt(path, 'kueue.x-k8s.io/multikueue'), objAt(path, 'kueue.x-k8s.io/multikueue'))];
   return [eq(got, [false, false, ...reserved.map(() => false), true]), JSON.stringify(got)];
 };
-const STATUS_EXPR = "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'";
+/**
+ * The managed-by condition of a CREATE/UPDATE webhook: true for managedBy at each path (in the new
+ * object, in the old one only, empty, a wrong type on the way), false without (nothing, an empty
+ * spec, labels only, a null value, an empty list).
+ */
+const sendsOnlyManaged = (w, paths) => {
+  const want = []; const got = [];
+  const t = (what, v, obj, old) => { want.push(`${what}: ${v}`); got.push(`${what}: ${sends(w, obj, old)}`); };
+  for (const p of paths) {
+    t(`new ${p}`, true, objAt(p, 'kueue.x-k8s.io/multikueue'));
+    t(`old ${p}`, true, { spec: {} }, objAt(p, 'kueue.x-k8s.io/multikueue'));
+    t(`empty ${p}`, true, objAt(p, ''));
+    t(`null ${p}`, false, objAt(p, null), objAt(p, null));
+    const parent = p.split('.').slice(0, -1).join('.');
+    t(`string at ${parent}`, true, objAt(parent, 'x'));
+  }
+  t('no spec', false, { metadata: { name: 'x' } });
+  t('empty spec', false, { spec: {} }, { spec: {} });
+  t('labels and suspend', false, { metadata: { labels: { a: 'b' } }, spec: { suspend: false } }, { spec: { suspend: true } });
+  return [eq(got, want), JSON.stringify(got.filter((g, i) => g !== want[i]))];
+};
+const jobsExpr = (o) => `(${o} != null && has(${o}.spec) && has(${o}.spec.managedBy) && ${o}.spec.managedBy != 'kubernetes.io/job-controller')`;
+const STATUS_EXPR = `${jobsExpr('object')} || ${jobsExpr('oldObject')}`;
 
 function x509(pem) {
   try { return new crypto.X509Certificate(pem); } catch { return null; }
@@ -313,13 +339,18 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   const unparsed = vwc.webhooks.flatMap((w) => (w.matchConditions || []).map((m) => [w.name, celError(m.expression)]).filter(([, e]) => e));
   c('every matchCondition parses as CEL', unparsed.length === 0, JSON.stringify(unparsed));
   const w1 = wh(docs, 'jobs.jobguard.io');
+  const wc = wh(docs, 'cronjobs.jobguard.io');
   const w2 = wh(docs, 'jobs-status.jobguard.io');
-  c('webhooks jobs.jobguard.io and jobs-status.jobguard.io first', vwc.webhooks[0]?.name === 'jobs.jobguard.io' && !!w1 && !!w2,
+  c('webhooks jobs.jobguard.io, cronjobs.jobguard.io and jobs-status.jobguard.io first',
+    eq(vwc.webhooks.slice(0, 3).map((w) => w.name), ['jobs.jobguard.io', 'cronjobs.jobguard.io', 'jobs-status.jobguard.io']),
     JSON.stringify(vwc.webhooks.map((w) => w.name)));
-  if (!w1 || !w2) return;
-  c('jobs webhook rule: batch/v1 jobs+cronjobs CREATE/UPDATE', w1.rules.length === 1 && eq(w1.rules[0].apiGroups, ['batch']) &&
-    eq(w1.rules[0].apiVersions, ['v1']) && eq(sorted(w1.rules[0].operations), ['CREATE', 'UPDATE']) &&
-    eq(sorted(w1.rules[0].resources), ['cronjobs', 'jobs']), JSON.stringify(w1.rules));
+  if (!w1 || !wc || !w2) return;
+  for (const [n, w] of [['jobs', w1], ['cronjobs', wc]]) {
+    c(`${n} webhook rule: batch/v1 ${n} CREATE/UPDATE`, w.rules.length === 1 && eq(w.rules[0].apiGroups, ['batch']) &&
+      eq(w.rules[0].apiVersions, ['v1']) && eq(sorted(w.rules[0].operations), ['CREATE', 'UPDATE']) &&
+      eq(w.rules[0].resources, [n]), JSON.stringify(w.rules));
+  }
+  c('cronjobs webhook failurePolicy Fail', wc.failurePolicy === 'Fail');
   c('status webhook rule: batch/v1 jobs/status UPDATE only', w2.rules.length === 1 && eq(w2.rules[0].apiGroups, ['batch']) &&
     eq(w2.rules[0].apiVersions, ['v1']) && eq(w2.rules[0].operations, ['UPDATE']) && eq(w2.rules[0].resources, ['jobs/status']),
   JSON.stringify(w2.rules));
@@ -327,8 +358,13 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
   c('status webhook failurePolicy Ignore', w2.failurePolicy === 'Ignore');
   c('status webhook matchConditions: external-managed-by only', eq(w2.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }]),
     JSON.stringify(w2.matchConditions));
-  c('jobs webhook has no matchConditions by default', !w1.matchConditions || w1.matchConditions.length === 0);
-  for (const [n, w] of [['jobs', w1], ['status', w2]]) {
+  c('jobs webhook matchConditions: managed-by only', eq(w1.matchConditions?.map((m) => m.name), ['managed-by']));
+  c('jobs webhook managed-by (CEL) sends a Job with spec.managedBy (new or old) and no other', ...sendsOnlyManaged(w1, ['spec.managedBy']));
+  c('cronjobs webhook matchConditions: managed-by only', eq(wc.matchConditions?.map((m) => m.name), ['managed-by']));
+  c('cronjobs webhook managed-by (CEL) sends a CronJob with spec.jobTemplate.spec.managedBy (new or old) and no other',
+    ...sendsOnlyManaged(wc, ['spec.jobTemplate.spec.managedBy']));
+  c('status webhook managed-by (CEL) sends only a Job delegated to an external controller', ...sendsOnlyExternal(w2, 'spec.managedBy', ['kubernetes.io/job-controller']));
+  for (const [n, w] of [['jobs', w1], ['cronjobs', wc], ['status', w2]]) {
     c(`${n} webhook sideEffects None`, w.sideEffects === 'None');
     c(`${n} webhook admissionReviewVersions [v1, v1beta1]`, eq(w.admissionReviewVersions, ['v1', 'v1beta1']));
     c(`${n} webhook matchPolicy Equivalent`, w.matchPolicy === 'Equivalent');
@@ -464,76 +500,69 @@ function scenarios(ctx) {
     c('default: no NetworkPolicy, ServiceMonitor or cert-manager objects',
       docs.every((d) => !['NetworkPolicy', 'ServiceMonitor', 'Certificate', 'Issuer'].includes(d.kind)));
   }
-  // CRD targets: one admission webhook, one status webhook per kind with its own managedBy path.
+  // CRD targets: per kind, a CREATE/UPDATE webhook whose condition reads the kind's managedBy path
+  // and nested paths, and a status webhook whose condition reads its managedBy path.
   // All 15 built-in kinds are on by default; targets.<key>.enabled: false leaves one out.
   const TARGETS = {
-    jobset: ['jobset.x-k8s.io', ['v1alpha2'], 'jobsets', 'spec.managedBy', ['jobset.sigs.k8s.io/jobset-controller']],
-    trainjob: ['trainer.kubeflow.org', ['v1alpha1'], 'trainjobs', 'spec.managedBy', ['trainer.kubeflow.org/trainjob-controller']],
-    pytorchjob: ['kubeflow.org', ['v1'], 'pytorchjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
-    tfjob: ['kubeflow.org', ['v1'], 'tfjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
-    xgboostjob: ['kubeflow.org', ['v1'], 'xgboostjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
-    paddlejob: ['kubeflow.org', ['v1'], 'paddlejobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
-    jaxjob: ['kubeflow.org', ['v1'], 'jaxjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator']],
-    mpijob: ['kubeflow.org', ['v1', 'v2beta1'], 'mpijobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator', 'kubeflow.org/mpi-operator']],
-    rayjob: ['ray.io', ['v1'], 'rayjobs', 'spec.managedBy', ['ray.io/kuberay-operator']],
-    raycluster: ['ray.io', ['v1'], 'rayclusters', 'spec.managedBy', ['ray.io/kuberay-operator']],
-    rayservice: ['ray.io', ['v1'], 'rayservices', 'spec.managedBy', ['ray.io/kuberay-operator']],
-    raycronjob: ['ray.io', ['v1'], 'raycronjobs', 'spec.managedBy', ['ray.io/kuberay-operator']],
-    appwrapper: ['workload.codeflare.dev', ['v1beta2'], 'appwrappers', 'spec.managedBy', ['workload.codeflare.dev/appwrapper-controller']],
-    pipelinerun: ['tekton.dev', ['v1', 'v1beta1'], 'pipelineruns', 'spec.managedBy', ['tekton.dev/pipeline']],
-    taskrun: ['tekton.dev', ['v1', 'v1beta1'], 'taskruns', 'spec.managedBy', ['tekton.dev/pipeline']],
+    jobset: ['jobset.x-k8s.io', ['v1alpha2'], 'jobsets', 'spec.managedBy', ['jobset.sigs.k8s.io/jobset-controller'], ['spec.replicatedJobs[*].template.spec.managedBy']],
+    trainjob: ['trainer.kubeflow.org', ['v1alpha1'], 'trainjobs', 'spec.managedBy', ['trainer.kubeflow.org/trainjob-controller'], []],
+    pytorchjob: ['kubeflow.org', ['v1'], 'pytorchjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator'], []],
+    tfjob: ['kubeflow.org', ['v1'], 'tfjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator'], []],
+    xgboostjob: ['kubeflow.org', ['v1'], 'xgboostjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator'], []],
+    paddlejob: ['kubeflow.org', ['v1'], 'paddlejobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator'], []],
+    jaxjob: ['kubeflow.org', ['v1'], 'jaxjobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator'], []],
+    mpijob: ['kubeflow.org', ['v1', 'v2beta1'], 'mpijobs', 'spec.runPolicy.managedBy', ['kubeflow.org/training-operator', 'kubeflow.org/mpi-operator'], []],
+    rayjob: ['ray.io', ['v1'], 'rayjobs', 'spec.managedBy', ['ray.io/kuberay-operator'], ['spec.rayClusterSpec.managedBy']],
+    raycluster: ['ray.io', ['v1'], 'rayclusters', 'spec.managedBy', ['ray.io/kuberay-operator'], []],
+    rayservice: ['ray.io', ['v1'], 'rayservices', 'spec.managedBy', ['ray.io/kuberay-operator'], ['spec.rayClusterConfig.managedBy']],
+    raycronjob: ['ray.io', ['v1'], 'raycronjobs', 'spec.managedBy', ['ray.io/kuberay-operator'], ['spec.jobTemplate.managedBy', 'spec.jobTemplate.rayClusterSpec.managedBy']],
+    appwrapper: ['workload.codeflare.dev', ['v1beta2'], 'appwrappers', 'spec.managedBy', ['workload.codeflare.dev/appwrapper-controller'], []],
+    pipelinerun: ['tekton.dev', ['v1', 'v1beta1'], 'pipelineruns', 'spec.managedBy', ['tekton.dev/pipeline'], []],
+    taskrun: ['tekton.dev', ['v1', 'v1beta1'], 'taskruns', 'spec.managedBy', ['tekton.dev/pipeline'], []],
   };
   const allTargets = (enabled) => Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { enabled: typeof enabled === 'function' ? enabled(k) : enabled }]));
-  const targetExpr = (path, reserved) => {
-    const parts = path.split('.'); const has = []; let acc = 'object';
-    for (const p of parts) { has.push(`has(${acc}.${p})`); acc += '.' + p; }
-    return `${has.join(' && ')} && !(${acc} in [${reserved.map((r) => `'${r}'`).join(', ')}])`;
-  };
-  // on: {key: true}, or 'replaced' (a policy row supplies the data: checked on its own);
-  // extra: resources of the policy's rows, also on the targets webhook
-  const checkTargets = (label, docs, on, extra = []) => {
+  // The webhook names of the built-in kinds that are on, in the chart's order (key order, each kind's pair).
+  const kindHooks = (keys, status = true) => sorted(keys).flatMap((k) => (status ? [`${k}.jobguard.io`, `${k}-status.jobguard.io`] : [`${k}.jobguard.io`]));
+  const JOBS_HOOKS = ['jobs.jobguard.io', 'cronjobs.jobguard.io', 'jobs-status.jobguard.io'];
+  const names = (docs) => webhookDoc(docs)?.webhooks?.map((w) => w.name);
+  // The CEL accessor of a path (the status condition must read exactly it).
+  const accessor = (path) => `object.${path}`;
+  // on: {key: true}, or 'replaced' (a policy row supplies the data: checked on its own)
+  const checkTargets = (label, docs, on) => {
     const v = one(docs, 'ValidatingWebhookConfiguration');
-    const tw = v?.webhooks?.find((w) => w.name === 'targets.jobguard.io');
-    const names = Object.keys(on).filter((k) => on[k] === true);
-    if (!names.length && !extra.length) { c(`${label}: no targets webhook`, !tw); }
-    else {
-      c(`${label}: targets webhook rules = enabled kinds`, !!tw && eq(sorted(tw.rules.map((r) => r.resources[0])), sorted([...names.map((n) => TARGETS[n][2]), ...extra])),
-        JSON.stringify(tw?.rules?.map((r) => r.resources)));
-      for (const n of names) {
-        const [g, vers, res] = TARGETS[n];
-        const r = tw?.rules.filter((x) => x.resources[0] === res);
-        c(`${label}: ${n} rule group/versions/ops`, r?.length === 1 && eq(r[0].apiGroups, [g]) && eq(r[0].apiVersions, vers) && eq(r[0].operations, ['CREATE', 'UPDATE']) && r[0].scope === 'Namespaced');
-      }
-      c(`${label}: targets webhook failurePolicy Fail`, tw?.failurePolicy === 'Fail');
-    }
     for (const n of Object.keys(TARGETS)) {
-      const [g, vers, res, path, reserved] = TARGETS[n];
+      const [g, vers, res, path, reserved, nested] = TARGETS[n];
+      const mws = (v?.webhooks || []).filter((w) => w.name === `${n}.jobguard.io`);
       const sws = (v?.webhooks || []).filter((w) => w.name === `${n}-status.jobguard.io`);
-      const sw = sws[0];
+      const [mw] = mws;
+      const [sw] = sws;
       if (on[n] === 'replaced') continue;
-      if (!on[n]) { c(`${label}: ${n} status webhook absent`, !sw); continue; }
+      if (!on[n]) { c(`${label}: ${n} webhooks absent`, !mw && !sw && !(v?.webhooks || []).some((w) => w.rules.some((r) => r.resources[0].split('/')[0] === res))); continue; }
+      c(`${label}: ${n} webhook rule ${res} CREATE/UPDATE`, mws.length === 1 && eq(mw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['CREATE', 'UPDATE'], resources: [res], scope: 'Namespaced' }]),
+        JSON.stringify(mw?.rules));
+      c(`${label}: ${n} webhook failurePolicy Fail`, mw?.failurePolicy === 'Fail');
+      c(`${label}: ${n} webhook matchConditions: managed-by only`, eq(mw?.matchConditions?.map((m) => m.name), ['managed-by']));
+      c(`${label}: ${n} webhook managed-by (CEL) sends ${[path, ...nested].join(', ')} (new or old) and no other`, ...sendsOnlyManaged(mw, [path, ...nested]));
       c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, sws.length === 1 && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
-      c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions, [{ name: 'external-managed-by', expression: targetExpr(path, reserved) }]), JSON.stringify(sw?.matchConditions));
+      c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions?.map((m) => m.name), ['external-managed-by']) &&
+        sw.matchConditions[0].expression.includes(`${accessor(path)} in [${reserved.map((r) => `'${r}'`).join(', ')}]`), JSON.stringify(sw?.matchConditions));
       c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
       c(`${label}: ${n} status matchCondition (CEL) is true only for a ${path} other than ${reserved.join(', ')}`, ...sendsOnlyExternal(sw, path, reserved));
     }
   };
   if (def) {
     checkTargets('default', def.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])));
-    c('default: webhooks are jobs, jobs-status, targets and the 15 <kind>-status webhooks', eq(webhookDoc(def.docs)?.webhooks?.map((w) => w.name),
-      ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io', ...sorted(Object.keys(TARGETS)).map((k) => `${k}-status.jobguard.io`)]),
-    JSON.stringify(webhookDoc(def.docs)?.webhooks?.map((w) => w.name)));
+    c('default: webhooks are jobs, cronjobs, jobs-status and the 15 kinds\' <kind> and <kind>-status webhooks', eq(names(def.docs),
+      [...JOBS_HOOKS, ...kindHooks(Object.keys(TARGETS))]), JSON.stringify(names(def.docs)));
   }
-  // Toggling one kind off removes its rule and its status webhook and nothing else.
+  // Toggling one kind off removes its two webhooks and nothing else.
   const oneOff = renderOk(ctx, 'targets jaxjob off', { set: ['targets.jaxjob.enabled=false'] });
   if (oneOff) {
     checkTargets('targets jaxjob off', oneOff.docs, Object.fromEntries(Object.keys(TARGETS).map((k) => [k, k !== 'jaxjob'])));
     if (def) {
       const strip = (docs) => JSON.parse(JSON.stringify(webhookDoc(docs)?.webhooks || [], (k, x) => (k === 'caBundle' ? undefined : x)));
-      const want = strip(def.docs).filter((w) => w.name !== 'jaxjob-status.jobguard.io');
-      const t = want.find((w) => w.name === 'targets.jobguard.io');
-      if (t) t.rules = t.rules.filter((r) => !eq(r.resources, ['jaxjobs']));
-      c('targets jaxjob off: the default webhooks less exactly the jaxjobs rule and jaxjob-status.jobguard.io', eq(strip(oneOff.docs), want));
+      const want = strip(def.docs).filter((w) => w.name !== 'jaxjob-status.jobguard.io' && w.name !== 'jaxjob.jobguard.io');
+      c('targets jaxjob off: the default webhooks less exactly jaxjob.jobguard.io and jaxjob-status.jobguard.io', eq(strip(oneOff.docs), want));
     }
   }
   const someOn = { jobset: true, mpijob: true };
@@ -542,44 +571,47 @@ function scenarios(ctx) {
   const none = renderOk(ctx, 'targets none', { values: { targets: allTargets(false) } });
   if (none) {
     checkTargets('targets none', none.docs, {});
-    c('targets none: only jobs.jobguard.io and jobs-status.jobguard.io', eq(webhookDoc(none.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io']));
+    c('targets none: only jobs.jobguard.io, cronjobs.jobguard.io and jobs-status.jobguard.io', eq(names(none.docs), JOBS_HOOKS));
   }
   renderFails(ctx, 'targets bad enabled type', { values: { targets: { jobset: { enabled: 'yes' } } } }, /enabled/);
   renderFails(ctx, 'targets unknown kind', { values: { targets: { cronjob: { enabled: true } } } }, /cronjob|additional/i);
 
   // The policy file's own target rows (POLICY.targets): a row for a built-in kind replaces that
-  // kind's data under its name (JAXJob, MPIJob); the others get rules and a status webhook named
-  // <resource>.<group>.status.jobguard.io (Widget) or <resource>.status.jobguard.io (Gadget, core).
+  // kind's data under its names (JAXJob, MPIJob); the others get webhooks named
+  // <resource>.<group>.jobguard.io and <resource>.<group>.status.jobguard.io (Widget), or
+  // <resource>.jobguard.io and <resource>.status.jobguard.io (Gadget, core group).
   const pt = renderOk(ctx, 'policy targets', { values: { policy: POLICY } });
   // run.sh checks this render against `jobguard policy show` of the same policy (rows.mjs)
   if (pt && ctx === main) fs.writeFileSync(path.join(opt.work, 'policy-render.yaml'), pt.out);
   if (pt) {
     const v = webhookDoc(pt.docs);
-    c('policy targets: webhook names are unique, fully qualified DNS names', webhookNamesOk(v), JSON.stringify(v?.webhooks?.map((w) => w.name)));
-    const tw = wh(pt.docs, 'targets.jobguard.io');
-    const rules = (res) => (tw?.rules || []).filter((r) => eq(r.resources, [res]));
-    const status = (name) => (v?.webhooks || []).filter((w) => w.name === name);
-    checkTargets('policy targets', pt.docs, { ...Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])), mpijob: 'replaced' }, ['mpijobs', 'widgets', 'gadgets']);
-    c('policy targets: webhook names are the default ones plus widgets.example.com.status.jobguard.io and gadgets.status.jobguard.io',
-      eq(v?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io',
-        ...sorted(Object.keys(TARGETS)).map((k) => `${k}-status.jobguard.io`), 'widgets.example.com.status.jobguard.io', 'gadgets.status.jobguard.io']),
-      JSON.stringify(v?.webhooks?.map((w) => w.name)));
+    c('policy targets: webhook names are unique, fully qualified DNS names', webhookNamesOk(v), JSON.stringify(names(pt.docs)));
+    const rules = (res) => (v?.webhooks || []).flatMap((w) => w.rules).filter((r) => eq(r.resources, [res]));
+    const hook = (name) => (v?.webhooks || []).filter((w) => w.name === name);
+    checkTargets('policy targets', pt.docs, { ...Object.fromEntries(Object.keys(TARGETS).map((k) => [k, true])), mpijob: 'replaced', jaxjob: 'replaced' });
+    c('policy targets: webhook names are the default ones plus widgets.example.com and gadgets, each with its status webhook',
+      eq(names(pt.docs), [...JOBS_HOOKS, ...kindHooks(Object.keys(TARGETS)), 'widgets.example.com.jobguard.io', 'widgets.example.com.status.jobguard.io',
+        'gadgets.jobguard.io', 'gadgets.status.jobguard.io']), JSON.stringify(names(pt.docs)));
+    const jax = hook('jaxjob.jobguard.io');
     c('policy targets: the JAXJob row replacing the built-in gives one jaxjobs rule and one jaxjob-status webhook',
-      rules('jaxjobs').length === 1 && status('jaxjob-status.jobguard.io').length === 1 &&
-      !(v?.webhooks || []).some((w) => w.name !== 'jaxjob-status.jobguard.io' && w.rules.some((r) => eq(r.resources, ['jaxjobs/status']))));
-    const mpi = status('mpijob-status.jobguard.io');
+      rules('jaxjobs').length === 1 && hook('jaxjob-status.jobguard.io').length === 1 && rules('jaxjobs/status').length === 1);
+    c('policy targets: the JAXJob row\'s nested path spec.replicaSpecs[*].managedBy is read by jaxjob.jobguard.io',
+      ...sendsOnlyManaged(jax[0], ['spec.runPolicy.managedBy', 'spec.replicaSpecs[*].managedBy']));
+    const mpi = hook('mpijob-status.jobguard.io');
     c('policy targets: the MPIJob row replaces the built-in data (v2beta1, kubeflow.org/mpi-operator only)',
       rules('mpijobs').length === 1 && eq(rules('mpijobs')[0].apiVersions, ['v2beta1']) && mpi.length === 1 &&
       eq(mpi[0].rules, [{ apiGroups: ['kubeflow.org'], apiVersions: ['v2beta1'], operations: ['UPDATE'], resources: ['mpijobs/status'], scope: 'Namespaced' }]) &&
-      eq(mpi[0].matchConditions, [{ name: 'external-managed-by', expression: targetExpr('spec.runPolicy.managedBy', ['kubeflow.org/mpi-operator']) }]),
+      mpi[0].matchConditions[0].expression.includes("object.spec.runPolicy.managedBy in ['kubeflow.org/mpi-operator']"),
     JSON.stringify([rules('mpijobs'), mpi]));
-    c('policy targets: widgets rule on targets.jobguard.io (example.com v1, v1beta1, CREATE/UPDATE)', rules('widgets').length === 1 &&
-      eq(rules('widgets')[0], { apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['widgets'], scope: 'Namespaced' }),
-    JSON.stringify(rules('widgets')));
-    const wsw = status('widgets.example.com.status.jobguard.io');
+    c('policy targets: widgets.example.com.jobguard.io: widgets CREATE/UPDATE (example.com v1, v1beta1), Fail', hook('widgets.example.com.jobguard.io').length === 1 &&
+      eq(hook('widgets.example.com.jobguard.io')[0].rules, [{ apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['widgets'], scope: 'Namespaced' }]) &&
+      hook('widgets.example.com.jobguard.io')[0].failurePolicy === 'Fail', JSON.stringify(rules('widgets')));
+    c('policy targets: widgets.example.com.jobguard.io managed-by (CEL) reads spec.control.managedBy and spec.parts[*].template.spec.managedBy',
+      ...sendsOnlyManaged(hook('widgets.example.com.jobguard.io')[0], ['spec.control.managedBy', 'spec.parts[*].template.spec.managedBy']));
+    const wsw = hook('widgets.example.com.status.jobguard.io');
     c('policy targets: widgets.example.com.status.jobguard.io: widgets/status UPDATE, matchCondition on spec.control.managedBy, Ignore',
       wsw.length === 1 && eq(wsw[0].rules, [{ apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['UPDATE'], resources: ['widgets/status'], scope: 'Namespaced' }]) &&
-      eq(wsw[0].matchConditions, [{ name: 'external-managed-by', expression: "has(object.spec) && has(object.spec.control) && has(object.spec.control.managedBy) && !(object.spec.control.managedBy in ['example.com/widget-controller'])" }]) &&
+      wsw[0].matchConditions[0].expression.includes("object.spec.control.managedBy in ['example.com/widget-controller']") &&
       wsw[0].failurePolicy === 'Ignore' && wsw[0].sideEffects === 'None' && wsw[0].timeoutSeconds === 5 &&
       eq(wsw[0].namespaceSelector, wh(pt.docs, 'jobs-status.jobguard.io')?.namespaceSelector), JSON.stringify(wsw));
     c('policy targets: every matchCondition parses as CEL', v?.webhooks?.every((w) => (w.matchConditions || []).every((m) => !celError(m.expression))));
@@ -587,38 +619,38 @@ function scenarios(ctx) {
       ...sendsOnlyExternal(mpi[0], 'spec.runPolicy.managedBy', ['kubeflow.org/mpi-operator']));
     c('policy targets: widgets status matchCondition (CEL) is true only for a spec.control.managedBy other than its controller',
       ...sendsOnlyExternal(wsw[0], 'spec.control.managedBy', ['example.com/widget-controller']));
-    const gsw = status('gadgets.status.jobguard.io');
+    const gsw = hook('gadgets.status.jobguard.io');
     c("policy targets: gadgets status matchCondition (CEL) is true only for a spec['managed-by'].namespace other than acme's \\ runner",
       ...sendsOnlyExternal(gsw[0], 'spec.managed-by.namespace', ["acme's \\ runner"]));
-    c('policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value',
+    c('policy targets: gadgets.jobguard.io managed-by (CEL) reads spec[\'managed-by\'].namespace', ...sendsOnlyManaged(hook('gadgets.jobguard.io')[0], ['spec.managed-by.namespace']));
+    c('policy targets: gadgets (core group): rules with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value',
       rules('gadgets').length === 1 && eq(rules('gadgets')[0].apiGroups, ['']) && gsw.length === 1 &&
       eq(gsw[0].rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['gadgets/status'], scope: 'Namespaced' }]) &&
-      eq(gsw[0].matchConditions, [{ name: 'external-managed-by', expression:
-        "has(object.spec) && 'managed-by' in object.spec && 'namespace' in object.spec['managed-by'] && !(object.spec['managed-by']['namespace'] in ['acme\\'s \\\\ runner'])" }]),
+      gsw[0].matchConditions[0].expression.includes("'managed-by' in object.spec && object.spec['managed-by'] != null") &&
+      gsw[0].matchConditions[0].expression.includes("!(object.spec['managed-by']['namespace'] in ['acme\\'s \\\\ runner'])"),
     JSON.stringify([rules('gadgets'), gsw?.[0]?.matchConditions]));
   }
   // A kind's enabled toggle still decides when the policy replaces its data; the policy's own kinds
   // render without any built-in kind.
   const ptOff = renderOk(ctx, 'policy targets, built-in kinds off', { values: { policy: POLICY, targets: allTargets(false) } });
   if (ptOff) {
-    checkTargets('policy targets, built-in kinds off', ptOff.docs, {}, ['widgets', 'gadgets']);
-    c('policy targets, built-in kinds off: webhooks are jobs, jobs-status, targets, widgets and gadgets status',
-      eq(webhookDoc(ptOff.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'jobs-status.jobguard.io', 'targets.jobguard.io',
-        'widgets.example.com.status.jobguard.io', 'gadgets.status.jobguard.io']));
+    checkTargets('policy targets, built-in kinds off', ptOff.docs, {});
+    c('policy targets, built-in kinds off: webhooks are jobs, cronjobs, jobs-status, and widgets and gadgets with their status webhooks',
+      eq(names(ptOff.docs), [...JOBS_HOOKS, 'widgets.example.com.jobguard.io', 'widgets.example.com.status.jobguard.io', 'gadgets.jobguard.io', 'gadgets.status.jobguard.io']));
   }
   const ptNoStatus = renderOk(ctx, 'policy targets, status webhook disabled', { values: { policy: POLICY, webhook: { status: { enabled: false } } } });
-  if (ptNoStatus) c('policy targets, status webhook disabled: only jobs.jobguard.io and targets.jobguard.io (with the policy rules)',
-    eq(webhookDoc(ptNoStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']) &&
-    wh(ptNoStatus.docs, 'targets.jobguard.io').rules.some((r) => eq(r.resources, ['widgets'])));
+  if (ptNoStatus) c('policy targets, status webhook disabled: jobs, cronjobs and every kind\'s CREATE/UPDATE webhook, no status webhook',
+    eq(names(ptNoStatus.docs), ['jobs.jobguard.io', 'cronjobs.jobguard.io', ...kindHooks(Object.keys(TARGETS), false), 'widgets.example.com.jobguard.io', 'gadgets.jobguard.io']));
   const policyTarget = (t) => ({ group: 'example.com', versions: ['v1'], kind: 'Widget', resource: 'widgets', managedByPath: 'spec.managedBy', reservedValue: 'example.com/widget-controller', ...t });
   renderFails(ctx, 'policy row for batch CronJob fails (jobguard refuses it too)', { values: { policy: { targets: [policyTarget({ group: 'batch', kind: 'CronJob', resource: 'cronjobs', managedByPath: 'spec.jobTemplate.spec.managedBy', reservedValue: 'kubernetes.io/job-controller' })] } } },
     /policy\.targets\[0\]: batch CronJob is the API server's own kind/);
   const longGroup = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(25), 'example.com'].join('.'); // 229 bytes: widgets.<group>.status.jobguard.io would be 256
   const lg = renderOk(ctx, 'policy target with a 229-byte group', { values: { policy: { targets: [policyTarget({ group: longGroup })] } } });
   if (lg) {
-    const want = `widgets.${crypto.createHash('sha256').update(longGroup).digest('hex').slice(0, 16)}.status.jobguard.io`;
-    c('policy target with a 229-byte group: status webhook named with the sha256 of the group', webhookNamesOk(webhookDoc(lg.docs)) && !!wh(lg.docs, want) &&
-      eq(wh(lg.docs, want).rules[0].apiGroups, [longGroup]), JSON.stringify(webhookDoc(lg.docs)?.webhooks?.map((w) => w.name).slice(-1)));
+    const h = crypto.createHash('sha256').update(longGroup).digest('hex').slice(0, 16);
+    c('policy target with a 229-byte group: webhooks named with the sha256 of the group', webhookNamesOk(webhookDoc(lg.docs)) &&
+      eq(wh(lg.docs, `widgets.${h}.jobguard.io`)?.rules?.[0]?.apiGroups, [longGroup]) && eq(wh(lg.docs, `widgets.${h}.status.jobguard.io`)?.rules?.[0]?.apiGroups, [longGroup]),
+    JSON.stringify(names(lg.docs)?.slice(-2)));
   }
   renderFails(ctx, 'policy target for a resource a built-in kind sends fails', { values: { policy: { targets: [policyTarget({ group: 'kubeflow.org', kind: 'MPIJobV3', resource: 'mpijobs' })] } } },
     /resource "mpijobs" of group "kubeflow.org" is already sent by targets\.mpijob/);
@@ -626,12 +658,16 @@ function scenarios(ctx) {
     /resource "jobs" of group "batch" is already sent by the jobs webhook/);
   renderFails(ctx, 'status webhook name taken by a target fails', { set: ['webhook.status.name=jobset-status.jobguard.io'] },
     /jobset-status\.jobguard\.io is already used by webhook\.status\.name/);
-  renderFails(ctx, 'jobs webhook named targets.jobguard.io fails', { set: ['webhook.jobs.name=targets.jobguard.io'] }, /must not be targets\.jobguard\.io/);
+  renderFails(ctx, 'jobs webhook named after a target kind fails', { set: ['webhook.jobs.name=jobset.jobguard.io'] }, /jobset\.jobguard\.io is already used by webhook\.jobs\.name/);
+  renderFails(ctx, 'cronjobs webhook named as the jobs webhook fails', { set: ['webhook.jobs.cronJobName=jobs.jobguard.io'] }, /webhook\.jobs\.name and webhook\.jobs\.cronJobName must differ/);
   renderFails(ctx, 'schema rejects [*] in a policy managedByPath', { values: { policy: { targets: [policyTarget({ managedByPath: 'spec.parts[*].managedBy' })] } } },
     /policy[./]targets[./]0[./]managedByPath/, { lint: true });
   renderFails(ctx, 'managedByPath with [*] fails in the template too (--skip-schema-validation)',
     { values: { policy: { targets: [policyTarget({ managedByPath: 'spec.parts[*].managedBy' })] } }, extraArgs: ['--skip-schema-validation'] },
     /policy\.targets \(example\.com\/Widget\): managedByPath "spec\.parts\[\*\]\.managedBy" must be field names joined by dots/);
+  renderFails(ctx, 'a nested path with [*] at its end fails in the template (--skip-schema-validation)',
+    { values: { policy: { targets: [policyTarget({ nestedPaths: [{ path: 'spec.parts[*]', reservedValue: '' }] })] } }, extraArgs: ['--skip-schema-validation'] },
+    /policy\.targets \(example\.com\/Widget\): nested path "spec\.parts\[\*\]" must be field names joined by dots/);
   renderFails(ctx, 'schema rejects an upper-case policy target group', { values: { policy: { targets: [policyTarget({ group: 'Example.com' })] } } },
     /policy[./]targets[./]0[./]group/, { lint: true });
   // A rule ID jobguard does not know would pass the chart, be refused by the running pods (which
@@ -692,14 +728,21 @@ function scenarios(ctx) {
     const n = notes();
     c('NOTES: helm install prints them', n.ok && /jobguard .* is installed/.test(n.notes || ''), n.err?.trim() || n.notes);
     c('NOTES: no warning with two replicas', n.ok && !/WARNING/.test(n.notes || ''), n.notes);
-    c('NOTES: list targets.jobguard.io with the 15 CRD kinds and their status webhooks', n.ok &&
-      /targets\.jobguard\.io: CREATE\/UPDATE of 15 CRD kinds, failurePolicy Fail:\n\s+appwrappers\.workload\.codeflare\.dev, .*taskruns\.tekton\.dev/.test(n.notes || '') &&
+    c('NOTES: list the 15 CRD kinds with their webhooks', n.ok &&
+      /15 CRD kinds, one CREATE\/UPDATE webhook each \(<kind>\.jobguard\.io\), failurePolicy Fail:\n\s+appwrappers\.workload\.codeflare\.dev, .*taskruns\.tekton\.dev/.test(n.notes || '') &&
       /one status webhook per CRD kind \(15\)/.test(n.notes || ''), n.notes);
+    c('NOTES: jobs and cronjobs webhooks, and what reaches jobguard', n.ok && /- jobs\.jobguard\.io: jobs CREATE\/UPDATE, failurePolicy Fail\n\s+- cronjobs\.jobguard\.io: cronjobs CREATE\/UPDATE/.test(n.notes || '') &&
+      /only when the new or the old object has managedBy/.test(n.notes || ''), n.notes);
     const np = notes({ values: { policy: POLICY, targets: allTargets(false) } });
     c('NOTES: policy target rows are listed (a core-group resource without a trailing dot)', np.ok &&
-      /targets\.jobguard\.io: CREATE\/UPDATE of 2 CRD kinds, failurePolicy Fail:\n\s+widgets\.example\.com, gadgets\n/.test(np.notes || ''), np.err?.trim() || np.notes);
+      /2 CRD kinds, one CREATE\/UPDATE webhook each \(<kind>\.jobguard\.io\), failurePolicy Fail:\n\s+widgets\.example\.com, gadgets\n/.test(np.notes || ''), np.err?.trim() || np.notes);
     const nn = notes({ values: { targets: allTargets(false) } });
-    c('NOTES: no targets line without target rows', nn.ok && !/targets\.jobguard\.io|status webhook per CRD/.test(nn.notes || ''), nn.notes);
+    c('NOTES: no CRD line without target rows', nn.ok && !/CRD kind/.test(nn.notes || ''), nn.notes);
+    const nos = notes({ values: { webhook: { objectSelector: { matchLabels: { 'jobguard.io/checked': 'true' } } } } });
+    c('NOTES: an objectSelector is warned about', nos.ok && /WARNING: webhook\.objectSelector is set: anyone who may create or label/.test(nos.notes || ''), nos.err?.trim() || nos.notes);
+    c('NOTES: no objectSelector warning by default', n.ok && !/objectSelector/.test(n.notes || ''), n.notes);
+    const nj = notes({ set: ['webhook.jobs.enabled=false'] });
+    c('NOTES: webhook.jobs.enabled=false is said', nj.ok && /no Job and CronJob webhooks \(webhook\.jobs\.enabled=false\)/.test(nj.notes || ''), nj.err?.trim() || nj.notes);
     c('NOTES: helm mode recommends cert-manager for GitOps renders and names the expiry metric', n.ok &&
       /every render makes a new CA[\s\S]*Use certificates\.mode=certManager/.test(n.notes || '') &&
       /jobguard_certificate_expiry_timestamp_seconds/.test(n.notes || ''), n.notes);
@@ -835,34 +878,71 @@ function scenarios(ctx) {
 
   const objSel = { matchExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
   const os = renderOk(ctx, 'objectSelector', { values: { webhook: { objectSelector: objSel } } });
-  if (os) c('objectSelector: on every webhook (18)', webhookDoc(os.docs)?.webhooks?.length === 18 &&
-    webhookDoc(os.docs).webhooks.every((w) => eq(w.objectSelector, objSel)));
+  if (os) {
+    const hooks = webhookDoc(os.docs)?.webhooks || [];
+    const isStatus = (w) => w.rules.some((r) => r.resources.some((x) => x.endsWith('/status')));
+    c('objectSelector: on the 17 CREATE/UPDATE webhooks', hooks.filter((w) => !isStatus(w)).length === 17 &&
+      hooks.filter((w) => !isStatus(w)).every((w) => eq(w.objectSelector, objSel)));
+    c('objectSelector: never on a status webhook (16)', hooks.filter(isStatus).length === 16 && hooks.filter(isStatus).every((w) => !w.objectSelector));
+  }
 
   const extra = [{ name: 'not-dry-run', expression: '!request.dryRun' }];
   const mc = renderOk(ctx, 'extra matchConditions', { values: { webhook: { matchConditions: extra } } });
   if (mc) {
-    c('extra matchConditions: on the jobs webhook', eq(wh(mc.docs, 'jobs.jobguard.io')?.matchConditions, extra));
+    c('extra matchConditions: appended after managed-by on the jobs webhook', eq(wh(mc.docs, 'jobs.jobguard.io')?.matchConditions?.slice(1), extra) &&
+      wh(mc.docs, 'jobs.jobguard.io').matchConditions[0].name === 'managed-by');
     c('extra matchConditions: appended after external-managed-by on the status webhook',
       eq(wh(mc.docs, 'jobs-status.jobguard.io')?.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }, ...extra]));
+    c('extra matchConditions: appended to every webhook (33)', webhookDoc(mc.docs)?.webhooks?.length === 33 &&
+      webhookDoc(mc.docs).webhooks.every((w) => w.matchConditions.length === 2 && eq(w.matchConditions[1], extra[0])));
   }
+  // Per-kind lists land on their own webhook only, after its managed-by condition.
+  const own = (n) => [{ name: `only-${n}`, expression: 'true' }];
+  const pk = renderOk(ctx, 'per-kind matchConditions', { values: { webhook: { jobs: { matchConditions: own('jobs'), cronJobMatchConditions: own('cronjobs') } },
+    targets: { jobset: { enabled: true, matchConditions: own('jobset') } } } });
+  if (pk) {
+    const lists = Object.fromEntries((webhookDoc(pk.docs)?.webhooks || []).map((w) => [w.name, (w.matchConditions || []).map((m) => m.name)]));
+    c('per-kind matchConditions: each on its own webhook, after managed-by, nowhere else',
+      eq(lists['jobs.jobguard.io'], ['managed-by', 'only-jobs']) && eq(lists['cronjobs.jobguard.io'], ['managed-by', 'only-cronjobs']) &&
+      eq(lists['jobset.jobguard.io'], ['managed-by', 'only-jobset']) && eq(lists['jobset-status.jobguard.io'], ['external-managed-by']) &&
+      Object.entries(lists).filter(([, l]) => l.some((x) => x.startsWith('only-'))).length === 3, JSON.stringify(lists));
+  }
+  renderFails(ctx, 'a per-kind matchCondition named managed-by fails', { values: { targets: { jobset: { enabled: true, matchConditions: [{ name: 'managed-by', expression: 'true' }] } } } },
+    /the name "managed-by" is used twice in webhook jobset\.jobguard\.io/);
+  renderFails(ctx, 'more than 64 matchConditions on a webhook fails',
+    { values: { webhook: { matchConditions: Array.from({ length: 40 }, (_, i) => ({ name: `g${i}`, expression: 'true' })),
+      jobs: { matchConditions: Array.from({ length: 30 }, (_, i) => ({ name: `j${i}`, expression: 'true' })) } } } },
+    /webhook jobs\.jobguard\.io would have 71, the API server allows 64/);
   renderFails(ctx, 'duplicate matchCondition name fails',
     { values: { webhook: { matchConditions: [{ name: 'external-managed-by', expression: 'true' }] } } }, /used twice/);
   const noStatusMc = renderOk(ctx, 'status matchConditions emptied', { values: { webhook: { status: { matchConditions: [] } } } });
   if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
 
   const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
-  if (noStatus) c('status webhook disabled: only jobs.jobguard.io and targets.jobguard.io', eq(webhookDoc(noStatus.docs)?.webhooks?.map((w) => w.name), ['jobs.jobguard.io', 'targets.jobguard.io']));
+  if (noStatus) c('status webhook disabled: no status webhook', (webhookDoc(noStatus.docs)?.webhooks || []).length === 17 &&
+    webhookDoc(noStatus.docs).webhooks.every((w) => w.rules.every((r) => r.resources.every((x) => !x.includes('/')))));
+  const noJobs = renderOk(ctx, 'jobs webhooks disabled', { set: ['webhook.jobs.enabled=false'] });
+  if (noJobs) c('jobs webhooks disabled: no jobs and cronjobs webhooks; jobs-status and the CRD kinds stay',
+    eq(webhookDoc(noJobs.docs)?.webhooks?.map((w) => w.name)?.slice(0, 2), ['jobs-status.jobguard.io', 'appwrapper.jobguard.io']) &&
+    !webhookDoc(noJobs.docs).webhooks.some((w) => w.rules.some((r) => ['jobs', 'cronjobs'].includes(r.resources[0]))));
 
   const fp = renderOk(ctx, 'failure policies and timeout', {
-    set: ['webhook.jobs.failurePolicy=Ignore', 'webhook.status.failurePolicy=Fail', 'webhook.timeoutSeconds=10'],
+    set: ['webhook.jobs.failurePolicy=Ignore', 'webhook.status.failurePolicy=Fail', 'webhook.targets.failurePolicy=Ignore', 'webhook.timeoutSeconds=10'],
   });
   if (fp) {
-    c('failure policies: jobs Ignore, status Fail', wh(fp.docs, 'jobs.jobguard.io')?.failurePolicy === 'Ignore' &&
-      wh(fp.docs, 'jobs-status.jobguard.io')?.failurePolicy === 'Fail');
-    c('timeoutSeconds 10 on both webhooks', webhookDoc(fp.docs)?.webhooks?.every((w) => w.timeoutSeconds === 10));
+    c('failure policies: jobs and cronjobs Ignore, status Fail', wh(fp.docs, 'jobs.jobguard.io')?.failurePolicy === 'Ignore' &&
+      wh(fp.docs, 'cronjobs.jobguard.io')?.failurePolicy === 'Ignore' && wh(fp.docs, 'jobs-status.jobguard.io')?.failurePolicy === 'Fail');
+    c('failure policies: every CRD kind Ignore, every CRD status webhook Fail', webhookDoc(fp.docs).webhooks.slice(3).every((w) =>
+      w.failurePolicy === (w.rules[0].resources[0].endsWith('/status') ? 'Fail' : 'Ignore')));
+    c('timeoutSeconds 10 on every webhook', webhookDoc(fp.docs)?.webhooks?.every((w) => w.timeoutSeconds === 10));
   }
-  const names = renderOk(ctx, 'webhook names overridden', { set: ['webhook.jobs.name=jobs.example.com', 'webhook.status.name=status.jobs.example.com'] });
-  if (names) c('webhook names overridden', eq(webhookDoc(names.docs)?.webhooks?.map((w) => w.name).slice(0, 2), ['jobs.example.com', 'status.jobs.example.com']));
+  const fpT = renderOk(ctx, 'targets failurePolicy alone', { set: ['webhook.targets.failurePolicy=Ignore'] });
+  if (fpT) {
+    c('targets failurePolicy alone: the CRD kinds Ignore, jobs and cronjobs still Fail', wh(fpT.docs, 'jobset.jobguard.io')?.failurePolicy === 'Ignore' &&
+      wh(fpT.docs, 'jobs.jobguard.io')?.failurePolicy === 'Fail' && wh(fpT.docs, 'cronjobs.jobguard.io')?.failurePolicy === 'Fail');
+  }
+  const renamed = renderOk(ctx, 'webhook names overridden', { set: ['webhook.jobs.name=jobs.example.com', 'webhook.jobs.cronJobName=cronjobs.example.com', 'webhook.status.name=status.jobs.example.com'] });
+  if (renamed) c('webhook names overridden', eq(webhookDoc(renamed.docs)?.webhooks?.map((w) => w.name).slice(0, 3), ['jobs.example.com', 'cronjobs.example.com', 'status.jobs.example.com']));
 
   const nsv = renderOk(ctx, 'namespace exemptions', {
     namespace: 'ops',
@@ -879,7 +959,8 @@ function scenarios(ctx) {
   if (noExcl) c('no namespace exemptions: empty namespaceSelector', eq(wh(noExcl.docs, 'jobs.jobguard.io')?.namespaceSelector, {}));
 
   const noCron = renderOk(ctx, 'cronJobs disabled', { set: ['webhook.jobs.cronJobs=false'] });
-  if (noCron) c('cronJobs disabled: jobs only', eq(wh(noCron.docs, 'jobs.jobguard.io')?.rules?.[0]?.resources, ['jobs']));
+  if (noCron) c('cronJobs disabled: no cronjobs webhook', !wh(noCron.docs, 'cronjobs.jobguard.io') && eq(wh(noCron.docs, 'jobs.jobguard.io')?.rules?.[0]?.resources, ['jobs']) &&
+    !webhookDoc(noCron.docs).webhooks.some((w) => w.rules.some((r) => r.resources.includes('cronjobs'))));
 
   const tls13 = renderOk(ctx, 'tlsMinVersion 1.3', { set: ['server.tlsMinVersion=1.3'] });
   if (tls13) c('tlsMinVersion 1.3: --tls-min-version 1.3', argVal(mainContainer(one(tls13.docs, 'Deployment'))?.args, '--tls-min-version') === '1.3');
@@ -949,6 +1030,9 @@ function scenarios(ctx) {
     ['unknown top-level value (typo)', { replicas: 3 }, 'replicas'],
     ['timeoutSeconds 31', { webhook: { timeoutSeconds: 31 } }, 'webhook.timeoutSeconds'],
     ['failurePolicy "fail"', { webhook: { jobs: { failurePolicy: 'fail' } } }, 'webhook.jobs.failurePolicy'],
+    ['targets failurePolicy "fail"', { webhook: { targets: { failurePolicy: 'fail' } } }, 'webhook.targets.failurePolicy'],
+    ['jobs enabled "no"', { webhook: { jobs: { enabled: 'no' } } }, 'webhook.jobs.enabled'],
+    ['a target matchCondition without expression', { targets: { jobset: { enabled: true, matchConditions: [{ name: 'x' }] } } }, 'targets.jobset.matchConditions.0'],
     ['tlsMinVersion 1.1', { server: { tlsMinVersion: '1.1' } }, 'server.tlsMinVersion'],
     ['allowPrivilegeEscalation true', { securityContext: { allowPrivilegeEscalation: true } }, 'securityContext.allowPrivilegeEscalation'],
     ['runAsNonRoot false', { podSecurityContext: { runAsNonRoot: false } }, 'podSecurityContext.runAsNonRoot'],
@@ -1113,32 +1197,48 @@ const rendersFor = (checkName) => {
 function mutationTests() {
   const mutations = [
     ['templates/_helpers.tpl', 'resource: pytorchjobs, path: spec.runPolicy.managedBy', 'resource: pytorchjobs, path: spec.managedBy', 'default: pytorchjob status matchCondition reads spec.runPolicy.managedBy'],
+    ['templates/_helpers.tpl', 'nested: ["spec.replicatedJobs[*].template.spec.managedBy"]', 'nested: []', 'default: jobset webhook managed-by (CEL) sends spec.managedBy, spec.replicatedJobs[*].template.spec.managedBy (new or old) and no other'],
+    ['templates/_helpers.tpl', '{{- range $root := list "object" "oldObject" }}', '{{- range $root := list "object" }}', 'default: jobs webhook managed-by (CEL) sends a Job with spec.managedBy (new or old) and no other'],
+    ['templates/_helpers.tpl', '(type(%s) != map || (%s))', '(%s)', 'default: rayjob webhook managed-by (CEL) sends spec.managedBy, spec.rayClusterSpec.managedBy (new or old) and no other',
+      ['templates/_helpers.tpl', '$l.acc $in) $in $l.guard', '$in) $in $l.guard']],
+    ['templates/_helpers.tpl', '%s.exists(%s, %s != null%s)', '%s.all(%s, %s != null%s)', 'default: jobset webhook managed-by (CEL) sends spec.managedBy, spec.replicatedJobs[*].template.spec.managedBy (new or old) and no other'],
+    ['templates/_helpers.tpl', '{{ range .nestedPaths }}{{ $nested = append $nested .path }}{{ end }}', '', 'policy targets: the JAXJob row\'s nested path spec.replicaSpecs[*].managedBy is read by jaxjob.jobguard.io'],
+    ['templates/_helpers.tpl', '{{ range $p.nestedPaths }}{{ $nested = append $nested .path }}{{ end }}', '', 'policy targets: widgets.example.com.jobguard.io managed-by (CEL) reads spec.control.managedBy and spec.parts[*].template.spec.managedBy'],
+    ['templates/webhook.yaml', '"failurePolicy" $w.targets.failurePolicy', '"failurePolicy" $w.jobs.failurePolicy', 'targets failurePolicy alone: the CRD kinds Ignore, jobs and cronjobs still Fail'],
+    ['templates/webhook.yaml', '"failurePolicy" $w.targets.failurePolicy "objectSelector" $w.objectSelector', '"failurePolicy" $w.targets.failurePolicy', 'objectSelector: on the 17 CREATE/UPDATE webhooks'],
+    ['templates/webhook.yaml', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $w.status.failurePolicy', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $w.status.failurePolicy "objectSelector" $w.objectSelector', 'objectSelector: never on a status webhook (16)'],
+    ['templates/webhook.yaml', '(concat (list (dict "name" "managed-by" "expression" $t.sendExpr)) $t.matchConditions $global)', '(concat (list (dict "name" "managed-by" "expression" $t.sendExpr)) $global)', 'per-kind matchConditions: each on its own webhook, after managed-by, nowhere else'],
+    ['templates/webhook.yaml', '{{- if $w.jobs.enabled }}', '{{- if true }}', 'jobs webhooks disabled: no jobs and cronjobs webhooks; jobs-status and the CRD kinds stay'],
+    ['templates/_helpers.tpl', '{{- if gt (len .matchConditions) 64 }}', '{{- if gt (len .matchConditions) 640 }}', 'more than 64 matchConditions on a webhook fails'],
+    ['templates/NOTES.txt', '{{- with $w.objectSelector }}', '{{- with false }}', 'NOTES: an objectSelector is warned about'],
     ['templates/webhook.yaml', 'printf "%s/status" $t.resource', 'printf "%s" $t.resource', 'default: jobset status webhook rule jobsets/status UPDATE'],
     ['values.yaml', '  jobset:\n    enabled: true', '  jobset:\n    enabled: false', 'default: jobset status webhook rule jobsets/status UPDATE'],
-    ['templates/_helpers.tpl', '{{- if (index $.Values.targets $n).enabled }}', '{{- if true }}', 'targets jaxjob off: jaxjob status webhook absent'],
-    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets: widgets rule on targets.jobguard.io (example.com v1, v1beta1, CREATE/UPDATE)'],
-    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets, built-in kinds off: webhooks are jobs, jobs-status, targets, widgets and gadgets status'],
+    ['templates/_helpers.tpl', '{{- if (index $.Values.targets $n).enabled }}', '{{- if true }}', 'targets jaxjob off: jaxjob webhooks absent'],
+    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets: widgets.example.com.jobguard.io: widgets CREATE/UPDATE (example.com v1, v1beta1), Fail'],
+    ['templates/_helpers.tpl', '{{- if not (hasKey $builtin $key) }}', '{{- if false }}', 'policy targets, built-in kinds off: webhooks are jobs, cronjobs, jobs-status, and widgets and gadgets with their status webhooks'],
     ['templates/_helpers.tpl', '{{- with index $byKind $key }}', '{{- with false }}', 'policy targets: the MPIJob row replaces the built-in data (v2beta1, kubeflow.org/mpi-operator only)'],
     ['templates/_helpers.tpl', '{{- $_ := set $builtin $key $n }}', '', 'policy targets: the JAXJob row replacing the built-in gives one jaxjobs rule and one jaxjob-status webhook',
       ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}']],
     ['templates/_helpers.tpl', '{{- with index $resources $gr }}', '{{- with false }}', 'policy target for a resource a built-in kind sends fails'],
     ['templates/_helpers.tpl', '{{- if has $key (list "batch/Job" "batch/CronJob") }}', '{{- if false }}', 'policy row for batch CronJob fails (jobguard refuses it too)'],
-    ['templates/_helpers.tpl', '(not (has $seg $celReserved))', 'true', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
-    ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: gadgets (core group): rule with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
+    ['templates/_helpers.tpl', '(not (has $f $celReserved))', 'true', 'policy targets: gadgets (core group): rules with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
+    ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: gadgets (core group): rules with apiGroups [""], and a CEL matchCondition with quoted segments and escaped value'],
     ['templates/_helpers.tpl', 'replace "\'" "\\\\\'"', 'replace "\'" "\'"', 'policy targets: every matchCondition parses as CEL'],
-    ['templates/_helpers.tpl', "(printf \"'%s' in %s\" $seg $acc)", "(printf \"has(%s['%s'])\" $acc $seg)", "policy targets: gadgets status matchCondition (CEL) is true only for a spec['managed-by'].namespace other than acme's \\ runner"],
+    ['templates/_helpers.tpl', "printf \"'%s' in %s\" $f $acc", "printf \"has(%s['%s'])\" $acc $f", "policy targets: gadgets status matchCondition (CEL) is true only for a spec['managed-by'].namespace other than acme's \\ runner"],
     ['templates/_helpers.tpl', '!(%s in [%s])', '(%s in [%s])', 'default: jobset status matchCondition (CEL) is true only for a spec.managedBy other than jobset.sigs.k8s.io/jobset-controller'],
     ['values.schema.json', '"pattern": "^[A-Za-z_][A-Za-z0-9_-]*(\\\\.[A-Za-z_][A-Za-z0-9_-]*)*$"', '"minLength": 1', 'schema rejects [*] in a policy managedByPath'],
-    ['values.schema.json', '"required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}', '"required": ["enabled"], "properties": {"enabled": {}}', 'targets bad enabled type'],
+    ['values.schema.json', '"properties": {"enabled": {"type": "boolean"}, "matchConditions"', '"properties": {"enabled": {}, "matchConditions"', 'targets bad enabled type'],
+    ['values.schema.json', '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "required": ["failurePolicy"],\n          "properties": {\n            "failurePolicy": {"$ref": "#/definitions/failurePolicy"}',
+      '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "required": ["failurePolicy"],\n          "properties": {\n            "failurePolicy": {}', 'schema rejects targets failurePolicy "fail"'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
     ['templates/deployment.yaml', 'terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}', 'terminationGracePeriodSeconds: {{ .Values.server.drainTimeoutSeconds }}', 'default: terminationGracePeriodSeconds > shutdown delay + drain timeout'],
     ['templates/deployment.yaml', 'automountServiceAccountToken: false', 'automountServiceAccountToken: true', 'default: automountServiceAccountToken false on the pod'],
     ['values.yaml', '  readOnlyRootFilesystem: true', '  readOnlyRootFilesystem: false', 'default: readOnlyRootFilesystem'],
-    ['templates/webhook.yaml', 'admissionReviewVersions: ["v1", "v1beta1"]', 'admissionReviewVersions: ["v1"]', 'default: jobs webhook admissionReviewVersions [v1, v1beta1]'],
-    ['templates/webhook.yaml', 'matchPolicy: Equivalent', 'matchPolicy: Exact', 'default: jobs webhook matchPolicy Equivalent'],
-    ['templates/webhook.yaml', 'resources: ["jobs/status"]', 'resources: ["jobs"]', 'default: status webhook rule: batch/v1 jobs/status UPDATE only'],
-    ['templates/webhook.yaml', '          - cronjobs\n', '', 'default: jobs webhook rule: batch/v1 jobs+cronjobs CREATE/UPDATE'],
+    ['templates/_helpers.tpl', 'admissionReviewVersions: ["v1", "v1beta1"]', 'admissionReviewVersions: ["v1"]', 'default: jobs webhook admissionReviewVersions [v1, v1beta1]'],
+    ['templates/_helpers.tpl', 'matchPolicy: Equivalent', 'matchPolicy: Exact', 'default: jobs webhook matchPolicy Equivalent'],
+    ['templates/webhook.yaml', '"resource" "jobs/status"', '"resource" "jobs"', 'default: status webhook rule: batch/v1 jobs/status UPDATE only'],
+    ['templates/webhook.yaml', '"resource" "cronjobs"', '"resource" "jobs"', 'default: cronjobs webhook rule: batch/v1 cronjobs CREATE/UPDATE'],
     ['values.yaml', "object.spec.managedBy != 'kubernetes.io/job-controller'", "object.spec.managedBy != 'kubernetes.io/job-controllers'", 'default: status webhook matchConditions: external-managed-by only'],
     ['templates/_helpers.tpl', '{{- $excluded = append $excluded .Release.Namespace }}', '', 'default: jobs webhook namespaceSelector excludes kube-system and default'],
     ['templates/webhook.yaml', '{{- $caBundle = $caCrt | b64enc }}', '{{- $caBundle = $tlsCrt | b64enc }}', 'default certs: caBundle equals the CA in the Secret'],

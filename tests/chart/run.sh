@@ -13,10 +13,14 @@
 #    mode and toggle, validates every document (kubernetes-models, offline), asserts the content,
 #    checks the renders that must fail, `helm package`, and breaks the chart to test its checks.
 # 3. When BUILDDIR has the jobguard binary: checks that the chart registers every target row of
-#    `jobguard policy show` (rows.mjs), starts jobguard with the arguments the chart renders and
-#    runs the helm test pod's script against it, the script reading the webhook configuration
-#    from fakeapi.mjs over TLS with a token: it must pass with the rendered caBundle and fail, with
-#    its message, when the caBundle is missing (never injected), partial, another CA or mixed.
+#    `jobguard policy show` with matchConditions that read its paths (rows.mjs), that the rendered
+#    matchConditions send every review of tests/cases jobguard does not simply allow and none
+#    without managedBy, and prints the share of a write mix that reaches jobguard (lossless.mjs),
+#    starts jobguard with the arguments the chart renders and runs the helm test pod's script
+#    against it, the script reading the webhook configuration from fakeapi.mjs over TLS with a
+#    token: it must pass with the rendered caBundle and fail, with its message, when the caBundle
+#    is missing (never injected), partial, another CA or mixed. Then the PrometheusRule and the
+#    dashboard: promtool check/test rules, and only series the running server exports.
 #
 # Everything it fetches or writes goes under BUILDDIR/chart-tests. Prints one line per failed
 # check, then "N passed, M failed"; exits 1 on any failure, including a failed download.
@@ -137,7 +141,7 @@ done <"$here/helm.pins"
 # Node dependencies go into the build tree, not the source tree.
 nd=$work/node
 mkdir -p "$nd"
-cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$here/monitoring.mjs" "$nd/"
+cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$here/lossless.mjs" "$here/monitoring.mjs" "$nd/"
 if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed" 2>/dev/null; then
 	log "npm ci in $nd"
 	if ! (cd "$nd" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
@@ -254,6 +258,22 @@ fs.writeFileSync('$s/hook-$p.json', cm.data['policy.json']);
 			sed 's/^/  /' "$s/rows-$p.log" | head -20
 		fi
 	done
+	# Every review of tests/cases that jobguard denies, warns about or annotates is sent by the
+	# rendered matchConditions, none without managedBy is; the share of the write mix that reaches
+	# jobguard (lossless.mjs, which prints its own checks and figures).
+	out=$s/lossless.out
+	(cd "$nd" && node lossless.mjs --helm "$work/helm/$hv/helm" --chart "$chart" --cases "$top/tests/cases" \
+		--mix "$here/writemix.json" --jobguard "$bin" --work "$s/lossless") >"$out" 2>&1
+	last=$(tail -n 1 "$out")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		grep -E '^(FAIL|lossless:|write mix)' "$out" | sed -e "s/^FAIL /FAIL helm $hv: /" -e "s/^\(lossless\|write mix\)/helm $hv: &/"
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+	else
+		sed 's/^/  /' "$out" | tail -20
+		echo "FAIL helm $hv: lossless.mjs: no summary line"
+		failed=$((failed + 1))
+	fi
 	# two free loopback ports (a busy CI machine may hold any given one)
 	for _ in $(seq 50); do
 		port=$((20000 + RANDOM % 20000))

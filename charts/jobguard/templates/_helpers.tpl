@@ -88,19 +88,59 @@ app.kubernetes.io/part-of: jobguard
 {{- if and .Values.server.clientAuth.enabled (not .Values.server.clientAuth.caSecretName) }}
 {{- fail "server.clientAuth.caSecretName is required when server.clientAuth.enabled is true" }}
 {{- end }}
-{{- $names := dict }}
-{{- range concat .Values.webhook.status.matchConditions .Values.webhook.matchConditions }}
-{{- if hasKey $names .name }}
-{{- fail (printf "matchConditions: the name %q is used twice in the status webhook" .name) }}
+{{- $w := .Values.webhook }}
+{{- if and $w.jobs.enabled $w.jobs.cronJobs (eq $w.jobs.name $w.jobs.cronJobName) }}
+{{- fail "webhook.jobs.name and webhook.jobs.cronJobName must differ" }}
 {{- end }}
-{{- $_ := set $names .name true }}
-{{- end }}
-{{- if eq .Values.webhook.jobs.name .Values.webhook.status.name }}
+{{- if and $w.jobs.enabled $w.status.enabled (eq $w.jobs.name $w.status.name) }}
 {{- fail "webhook.jobs.name and webhook.status.name must differ" }}
 {{- end }}
 {{- end }}
 
-{{/* namespaceSelector shared by both webhooks. */}}
+{{- /*
+One entry of the ValidatingWebhookConfiguration's webhooks: {name, group, versions, resource (with
+its /subresource), operations, failurePolicy, objectSelector, matchConditions, clientConfig,
+namespaceSelector, timeoutSeconds}. Fails on a matchCondition name used twice in the webhook and on
+more than the API server's 64 conditions.
+*/}}
+{{- define "jobguard.webhook" }}
+- name: {{ .name }}
+  admissionReviewVersions: ["v1", "v1beta1"]
+  clientConfig:
+    {{- toYaml .clientConfig | nindent 4 }}
+  rules:
+    - apiGroups: [{{ .group | quote }}]
+      apiVersions: {{ toJson .versions }}
+      operations: {{ toJson .operations }}
+      resources: [{{ .resource | quote }}]
+      scope: Namespaced
+  failurePolicy: {{ .failurePolicy }}
+  matchPolicy: Equivalent
+  sideEffects: None
+  timeoutSeconds: {{ .timeoutSeconds }}
+  namespaceSelector:
+    {{- toYaml .namespaceSelector | nindent 4 }}
+  {{- with .objectSelector }}
+  objectSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- $seen := dict }}
+  {{- range .matchConditions }}
+  {{- if hasKey $seen .name }}
+  {{- fail (printf "matchConditions: the name %q is used twice in webhook %s" .name $.name) }}
+  {{- end }}
+  {{- $_ := set $seen .name true }}
+  {{- end }}
+  {{- if gt (len .matchConditions) 64 }}
+  {{- fail (printf "matchConditions: webhook %s would have %d, the API server allows 64" .name (len .matchConditions)) }}
+  {{- end }}
+  {{- with .matchConditions }}
+  matchConditions:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+
+{{/* namespaceSelector shared by every webhook. */}}
 {{- define "jobguard.namespaceSelector" -}}
 {{- $excluded := list }}
 {{- range .Values.webhook.excludedNamespaces }}
@@ -125,36 +165,95 @@ matchExpressions:
 {{- end }}
 
 {{- /* Built-in CRD targets (issue 10 §1; src/targets.c): kind, group, served versions, plural, managedBy path,
-reserved values, as jobguard's rows (the status webhook filters on the path whose value jobguard binds
-status writers to). mpijob is both built-in MPIJob rows (v2beta1 and v1) in one. */}}
+reserved values and nested paths, as jobguard's rows (`jobguard policy show`; tests/chart/rows.mjs checks
+that they agree). The status webhook filters on the path whose value jobguard binds status writers to;
+the kind's CREATE/UPDATE webhook on that path and every nested one. mpijob is both built-in MPIJob rows
+(v2beta1 and v1) in one. */}}
 {{- define "jobguard.targetTable" }}
-jobset: {kind: JobSet, group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"]}
-trainjob: {kind: TrainJob, group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"]}
-pytorchjob: {kind: PyTorchJob, group: kubeflow.org, versions: ["v1"], resource: pytorchjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-tfjob: {kind: TFJob, group: kubeflow.org, versions: ["v1"], resource: tfjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-xgboostjob: {kind: XGBoostJob, group: kubeflow.org, versions: ["v1"], resource: xgboostjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-paddlejob: {kind: PaddleJob, group: kubeflow.org, versions: ["v1"], resource: paddlejobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-jaxjob: {kind: JAXJob, group: kubeflow.org, versions: ["v1"], resource: jaxjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"]}
-mpijob: {kind: MPIJob, group: kubeflow.org, versions: ["v1", "v2beta1"], resource: mpijobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator", "kubeflow.org/mpi-operator"]}
-rayjob: {kind: RayJob, group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-raycluster: {kind: RayCluster, group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-rayservice: {kind: RayService, group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-raycronjob: {kind: RayCronJob, group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"]}
-appwrapper: {kind: AppWrapper, group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"]}
-pipelinerun: {kind: PipelineRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
-taskrun: {kind: TaskRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"]}
+jobset: {kind: JobSet, group: jobset.x-k8s.io, versions: ["v1alpha2"], resource: jobsets, path: spec.managedBy, reserved: ["jobset.sigs.k8s.io/jobset-controller"], nested: ["spec.replicatedJobs[*].template.spec.managedBy"]}
+trainjob: {kind: TrainJob, group: trainer.kubeflow.org, versions: ["v1alpha1"], resource: trainjobs, path: spec.managedBy, reserved: ["trainer.kubeflow.org/trainjob-controller"], nested: []}
+pytorchjob: {kind: PyTorchJob, group: kubeflow.org, versions: ["v1"], resource: pytorchjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"], nested: []}
+tfjob: {kind: TFJob, group: kubeflow.org, versions: ["v1"], resource: tfjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"], nested: []}
+xgboostjob: {kind: XGBoostJob, group: kubeflow.org, versions: ["v1"], resource: xgboostjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"], nested: []}
+paddlejob: {kind: PaddleJob, group: kubeflow.org, versions: ["v1"], resource: paddlejobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"], nested: []}
+jaxjob: {kind: JAXJob, group: kubeflow.org, versions: ["v1"], resource: jaxjobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator"], nested: []}
+mpijob: {kind: MPIJob, group: kubeflow.org, versions: ["v1", "v2beta1"], resource: mpijobs, path: spec.runPolicy.managedBy, reserved: ["kubeflow.org/training-operator", "kubeflow.org/mpi-operator"], nested: []}
+rayjob: {kind: RayJob, group: ray.io, versions: ["v1"], resource: rayjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"], nested: ["spec.rayClusterSpec.managedBy"]}
+raycluster: {kind: RayCluster, group: ray.io, versions: ["v1"], resource: rayclusters, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"], nested: []}
+rayservice: {kind: RayService, group: ray.io, versions: ["v1"], resource: rayservices, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"], nested: ["spec.rayClusterConfig.managedBy"]}
+raycronjob: {kind: RayCronJob, group: ray.io, versions: ["v1"], resource: raycronjobs, path: spec.managedBy, reserved: ["ray.io/kuberay-operator"], nested: ["spec.jobTemplate.managedBy", "spec.jobTemplate.rayClusterSpec.managedBy"]}
+appwrapper: {kind: AppWrapper, group: workload.codeflare.dev, versions: ["v1beta2"], resource: appwrappers, path: spec.managedBy, reserved: ["workload.codeflare.dev/appwrapper-controller"], nested: []}
+pipelinerun: {kind: PipelineRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: pipelineruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"], nested: []}
+taskrun: {kind: TaskRun, group: tekton.dev, versions: ["v1", "v1beta1"], resource: taskruns, path: spec.managedBy, reserved: ["tekton.dev/pipeline"], nested: []}
 {{- end }}
 
 {{- /*
-The CRD target rows the chart registers, as {rows: [...]} in YAML; each row is {name (of its status
-webhook), group, versions, resource, expr (the status webhook's matchCondition)}. First the enabled
-built-in kinds of .Values.targets, in key order, named <key>-status.jobguard.io; a policy row with
-the same group and kind replaces that kind's data (the kind keeps its name and its enabled toggle).
-Then the policy file's other target rows, in file order, named <resource>.<group>.status.jobguard.io
-(<resource>.status.jobguard.io for the core group; the group as the first 16 hex digits of its
-sha256 when the name would pass 253 bytes). Fails, as jobguard does, on a row for batch Job or
-CronJob (the jobs webhooks send those), and on two rows for one group and resource or a webhook name
-used twice.
+CEL over the paths jobguard reads, for the matchConditions (docs/webhooks.md). Input: {paths: [..],
+reserved: [..] (optional)}. Each path is field names joined by dots, a name followed by [*] being a
+list whose every element is walked. Without reserved, the expression is true when object or oldObject
+has a non-null value at one of the paths: every rule jobguard has for a CREATE/UPDATE needs one.
+With reserved (one path, the status webhooks), when that value is also none of the reserved values.
+It is also true when a value on the way has a type jobguard refuses (a string where an object or a
+list is read): jobguard answers those with a 400, so they must reach it. Type guards come first, so
+the expression never errors (an error would follow the webhook's failurePolicy). A segment that is a
+CEL reserved word or not an identifier is read with 'seg' in x / x['seg'].
+*/}}
+{{- define "jobguard.managedByCEL" -}}
+{{- $celReserved := list "as" "break" "const" "continue" "else" "false" "for" "function" "if" "import" "in" "let" "loop" "namespace" "null" "package" "return" "true" "var" "void" "while" }}
+{{- $quoted := list }}
+{{- range $v := (.reserved | default list) }}
+{{- $quoted = append $quoted (printf "'%s'" ($v | replace "\\" "\\\\" | replace "'" "\\'" | replace "\n" "\\n" | replace "\r" "\\r")) }}
+{{- end }}
+{{- $perRoot := list }}
+{{- range $root := list "object" "oldObject" }}
+{{- $alts := list }}
+{{- range $path := $.paths }}
+{{- $levels := list }}{{ $acc := $root }}
+{{- range $i, $seg := splitList "." $path }}
+{{- $f := trimSuffix "[*]" $seg }}
+{{- $has := "" }}{{ $sel := "" }}
+{{- if and (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" $f) (not (has $f $celReserved)) }}
+{{- $has = printf "has(%s.%s)" $acc $f }}{{ $sel = printf "%s.%s" $acc $f }}
+{{- else }}
+{{- $has = printf "'%s' in %s" $f $acc }}{{ $sel = printf "%s['%s']" $acc $f }}
+{{- end }}
+{{- $var := printf "e%d" $i }}
+{{- $levels = append $levels (dict "acc" $acc "has" $has "sel" $sel "list" (hasSuffix "[*]" $seg) "var" $var "guard" (ne $i 0)) }}
+{{- $acc = ternary $var $sel (hasSuffix "[*]" $seg) }}
+{{- end }}
+{{- $r := "" }}
+{{- range $j := until (len $levels) }}
+{{- $l := index $levels (sub (len $levels) (add $j 1)) }}
+{{- $in := printf "%s && %s != null" $l.has $l.sel }}
+{{- if $l.list }}
+{{- $in = printf "%s && (type(%s) != list || %s.exists(%s, %s != null%s))" $in $l.sel $l.sel $l.var $l.var (ternary (printf " && %s" $r) "" (ne $r "")) }}
+{{- else if $r }}
+{{- $in = printf "%s && %s" $in $r }}
+{{- else if $quoted }}
+{{- $in = printf "%s && !(%s in [%s])" $in $l.sel (join ", " $quoted) }}
+{{- end }}
+{{- $r = ternary (printf "(type(%s) != map || (%s))" $l.acc $in) $in $l.guard }}
+{{- end }}
+{{- $alts = append $alts (printf "(%s)" $r) }}
+{{- end }}
+{{- $perRoot = append $perRoot (printf "(%s != null && (%s))" $root (join " || " $alts)) }}
+{{- end }}
+{{- join " || " $perRoot }}
+{{- end }}
+
+{{- /*
+The CRD target rows the chart registers, as {rows: [...]} in YAML; each row is {key (the targets.<key>
+entry, "" for a policy row of its own), name (of its CREATE/UPDATE webhook), statusName (of its status
+webhook), group, versions, resource, sendExpr (the CREATE/UPDATE webhook's matchCondition: managedBy
+at the row's path or a nested path, in the new or the old object), expr (the status webhook's: managedBy
+at the row's path and not a reserved value)}. First the enabled built-in kinds of .Values.targets, in
+key order, named <key>.jobguard.io and <key>-status.jobguard.io; a policy row with the same group and
+kind replaces that kind's data (the kind keeps its names, its enabled toggle and its matchConditions).
+Then the policy file's other target rows, in file order, named <resource>.<group>.jobguard.io and
+<resource>.<group>.status.jobguard.io (<resource>.jobguard.io, <resource>.status.jobguard.io for the core
+group; the group as the first 16 hex digits of its sha256 when a name would pass 253 bytes). Fails, as
+jobguard does, on a row for batch Job or CronJob (the jobs webhooks send those), and on two rows for one
+group and resource or a webhook name used twice.
 */}}
 {{- define "jobguard.targetRows" }}
 {{- $table := include "jobguard.targetTable" . | fromYaml }}
@@ -167,9 +266,10 @@ used twice.
 {{- $key := printf "%s/%s" $t.group $t.kind }}
 {{- $_ := set $builtin $key $n }}
 {{- if (index $.Values.targets $n).enabled }}
-{{- $row := dict "name" (printf "%s-status.jobguard.io" $n) "group" $t.group "versions" $t.versions "resource" $t.resource "path" $t.path "reserved" $t.reserved "from" (printf "targets.%s" $n) }}
+{{- $row := dict "key" $n "name" (printf "%s.jobguard.io" $n) "statusName" (printf "%s-status.jobguard.io" $n) "group" $t.group "versions" $t.versions "resource" $t.resource "path" $t.path "reserved" $t.reserved "nested" $t.nested "from" (printf "targets.%s" $n) }}
 {{- with index $byKind $key }}
-{{- $row = dict "name" (printf "%s-status.jobguard.io" $n) "group" .group "versions" .versions "resource" .resource "path" .managedByPath "reserved" (list .reservedValue) "from" (printf "policy.targets (%s, replacing targets.%s)" $key $n) }}
+{{- $nested := list }}{{ range .nestedPaths }}{{ $nested = append $nested .path }}{{ end }}
+{{- $row = dict "key" $n "name" (printf "%s.jobguard.io" $n) "statusName" (printf "%s-status.jobguard.io" $n) "group" .group "versions" .versions "resource" .resource "path" .managedByPath "reserved" (list .reservedValue) "nested" $nested "from" (printf "policy.targets (%s, replacing targets.%s)" $key $n) }}
 {{- end }}
 {{- $rows = append $rows $row }}
 {{- end }}
@@ -180,23 +280,23 @@ used twice.
 {{- fail (printf "policy.targets[%d]: batch %s is the API server's own kind: its rules are Kubernetes' and its row cannot be replaced (the jobs webhooks send it)" $i $p.kind) }}
 {{- end }}
 {{- if not (hasKey $builtin $key) }}
-{{- $name := printf "%s.status.jobguard.io" $p.resource }}
-{{- if $p.group }}{{ $name = printf "%s.%s.status.jobguard.io" $p.resource $p.group }}{{ end }}
-{{- if gt (len $name) 253 }}{{ $name = printf "%s.%s.status.jobguard.io" $p.resource (sha256sum $p.group | trunc 16) }}{{ end }}
-{{- $rows = append $rows (dict "name" $name "group" $p.group "versions" $p.versions "resource" $p.resource "path" $p.managedByPath "reserved" (list $p.reservedValue) "from" (printf "policy.targets (%s)" $key)) }}
+{{- $g := $p.group }}
+{{- if gt (len (printf "%s.%s.status.jobguard.io" $p.resource $g)) 253 }}{{ $g = sha256sum $p.group | trunc 16 }}{{ end }}
+{{- $base := ternary (printf "%s.%s" $p.resource $g) $p.resource (ne $g "") }}
+{{- $nested := list }}{{ range $p.nestedPaths }}{{ $nested = append $nested .path }}{{ end }}
+{{- $rows = append $rows (dict "key" "" "name" (printf "%s.jobguard.io" $base) "statusName" (printf "%s.status.jobguard.io" $base) "group" $p.group "versions" $p.versions "resource" $p.resource "path" $p.managedByPath "reserved" (list $p.reservedValue) "nested" $nested "from" (printf "policy.targets (%s)" $key)) }}
 {{- end }}
 {{- end }}
-{{- /* CEL keywords and reserved words: a path segment that is one, or is not a CEL identifier
-(a '-' in it), is read with 'seg' in x / x['seg'] instead of has(x.seg) / x.seg. */}}
-{{- $celReserved := list "as" "break" "const" "continue" "else" "false" "for" "function" "if" "import" "in" "let" "loop" "namespace" "null" "package" "return" "true" "var" "void" "while" }}
+{{- $w := .Values.webhook }}
 {{- $resources := dict "batch/jobs" "the jobs webhook" "batch/cronjobs" "the jobs webhook" }}
 {{- $names := dict }}
-{{- if $rows }}
-{{- $names = dict .Values.webhook.jobs.name "webhook.jobs.name" "targets.jobguard.io" "the CRD targets webhook" }}
-{{- if .Values.webhook.status.enabled }}{{ $_ := set $names .Values.webhook.status.name "webhook.status.name" }}{{ end }}
-{{- if ne (len $names) (ternary 3 2 .Values.webhook.status.enabled) }}
-{{- fail "webhook.jobs.name and webhook.status.name must not be targets.jobguard.io, the CRD targets webhook" }}
+{{- if $w.jobs.enabled }}
+{{- $_ := set $names $w.jobs.name "webhook.jobs.name" }}
+{{- if $w.jobs.cronJobs }}{{ $_ := set $names $w.jobs.cronJobName "webhook.jobs.cronJobName" }}{{ end }}
 {{- end }}
+{{- if $w.status.enabled }}
+{{- with index $names $w.status.name }}{{ fail (printf "webhook.status.name %s is already used by %s" $w.status.name .) }}{{ end }}
+{{- $_ := set $names $w.status.name "webhook.status.name" }}
 {{- end }}
 {{- $out := list }}
 {{- range $r := $rows }}
@@ -205,28 +305,27 @@ used twice.
 {{- fail (printf "%s: resource %q of group %q is already sent by %s (one resource cannot be two target kinds)" $r.from $r.resource $r.group .) }}
 {{- end }}
 {{- $_ := set $resources $gr $r.from }}
-{{- if $.Values.webhook.status.enabled }}
-{{- with index $names $r.name }}
-{{- fail (printf "%s: its status webhook name %s is already used by %s" $r.from $r.name .) }}
+{{- $mine := list $r.name }}
+{{- if $w.status.enabled }}{{ $mine = append $mine $r.statusName }}{{ end }}
+{{- range $nm := $mine }}
+{{- with index $names $nm }}
+{{- fail (printf "%s: its webhook name %s is already used by %s" $r.from $nm .) }}
 {{- end }}
-{{- $_ := set $names $r.name $r.from }}
+{{- $_ := set $names $nm $r.from }}
 {{- end }}
 {{- if not (regexMatch "^[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*$" $r.path) }}
 {{- fail (printf "%s: managedByPath %q must be field names joined by dots, without [*] (the status webhook's CEL matchCondition reads it)" $r.from $r.path) }}
 {{- end }}
-{{- $has := list }}{{ $acc := "object" }}
-{{- range $seg := splitList "." $r.path }}
-{{- if and (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" $seg) (not (has $seg $celReserved)) }}
-{{- $has = append $has (printf "has(%s.%s)" $acc $seg) }}{{ $acc = printf "%s.%s" $acc $seg }}
-{{- else }}
-{{- $has = append $has (printf "'%s' in %s" $seg $acc) }}{{ $acc = printf "%s['%s']" $acc $seg }}
+{{- range $r.nested }}
+{{- if not (regexMatch "^([A-Za-z_][A-Za-z0-9_-]*(\\[\\*\\])?\\.)*[A-Za-z_][A-Za-z0-9_-]*$" .) }}
+{{- fail (printf "%s: nested path %q must be field names joined by dots, a list marked with [*]" $r.from .) }}
 {{- end }}
 {{- end }}
-{{- $quoted := list }}
-{{- range $v := $r.reserved }}
-{{- $quoted = append $quoted (printf "'%s'" ($v | replace "\\" "\\\\" | replace "'" "\\'" | replace "\n" "\\n" | replace "\r" "\\r")) }}
-{{- end }}
-{{- $out = append $out (dict "name" $r.name "group" $r.group "versions" $r.versions "resource" $r.resource "expr" (printf "%s && !(%s in [%s])" (join " && " $has) $acc (join ", " $quoted))) }}
+{{- $sendExpr := include "jobguard.managedByCEL" (dict "paths" (prepend $r.nested $r.path)) }}
+{{- $expr := include "jobguard.managedByCEL" (dict "paths" (list $r.path) "reserved" $r.reserved) }}
+{{- $mc := list }}
+{{- if $r.key }}{{ $mc = (index $.Values.targets $r.key).matchConditions | default list }}{{ end }}
+{{- $out = append $out (dict "key" $r.key "name" $r.name "statusName" $r.statusName "group" $r.group "versions" $r.versions "resource" $r.resource "sendExpr" $sendExpr "expr" $expr "matchConditions" $mc "from" $r.from) }}
 {{- end }}
 {{ toYaml (dict "rows" $out) }}
 {{- end }}
