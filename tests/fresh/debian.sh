@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # debian.sh: minimal Debian roots made with debootstrap from the package mirror this machine's apt
 # uses, shared by tests/fresh (the README's `bash .ci/dev` in such a root) and tests/image (the
 # base images the Dockerfile is built on). Sourced (bash) after tests/e2e/lib.sh; the caller

@@ -17,6 +17,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 source "$SRC/tests/e2e/lib.sh" # pass, fail, expect_eq, jg_finish, free_port, wait_exit
+# shellcheck source=tests/fresh/debian.sh
 source "$HERE/debian.sh" # mounts_under, debian_mirror, debian_bootstrap, debian_apt_config, readme_command
 WORK=${1:?usage: $0 WORKDIR (a directory the minimal root is built under)}
 SUITE=bookworm

@@ -31,6 +31,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 source "$SRC/tests/e2e/lib.sh" # pass, fail, expect_eq, jg_finish, free_port, wait_exit, mkcerts
+# shellcheck source=tests/fresh/debian.sh
 source "$SRC/tests/fresh/debian.sh" # mounts_under, debian_mirror, debian_bootstrap, debian_apt_config, readme_command
 WORK=${1:?usage: $0 WORKDIR VERSION}
 VERSION=${2:?usage: $0 WORKDIR VERSION}
@@ -158,7 +159,7 @@ else
 	debian_apt_config "$ROOTFS"
 	# Not in an image: device nodes (the runtime mounts /dev), this machine's resolv.conf and
 	# hostname (the runtime provides them), downloaded packages and package lists.
-	rm -rf "$ROOTFS"/dev/* "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/cache/apt/*.bin \
+	rm -rf "${ROOTFS:?}"/dev/* "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/cache/apt/*.bin \
 		"$ROOTFS"/var/lib/apt/lists/* "$ROOTFS/etc/resolv.conf" "$ROOTFS/etc/hostname"
 	base_image "$SUITE" "$ROOTFS" || fatal "cannot commit $BASE:$SUITE from the debootstrap root"
 	slim "$ROOTFS"
