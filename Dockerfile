@@ -2,10 +2,14 @@
 # jobguard container image.
 #
 #   docker build -t jobguard:0.1.0 .
+#   buildah bud -t jobguard:0.1.0 .          (no Docker engine needed)
 #
-# There is no Docker engine on the project's machines, so this file is not built in CI.
-# Its build steps mirror .ci/run: the same Debian release, the build packages of .ci/deps, and
-# the same meson setup and ninja commands, minus the tests. Keep them in step.
+# The `image` test (tests/image/test_image.sh, in `meson test` and .ci/run) builds this file with
+# buildah and --pull=never on debian:bookworm and debian:bookworm-slim made locally from a
+# debootstrap root, runs the result as 65532 on a read-only root with only the image's libraries,
+# checks the README example's verdict against it, and writes build/image/jobguard-<version>.oci.tar
+# (docs/image.md). Its build steps mirror .ci/run: the same Debian release, the build packages of
+# .ci/deps, and the same meson setup and ninja commands, minus the tests. Keep them in step.
 
 # ---- build -------------------------------------------------------------------
 FROM debian:bookworm AS build

@@ -17,6 +17,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 source "$SRC/tests/e2e/lib.sh" # pass, fail, expect_eq, jg_finish, free_port, wait_exit
+# shellcheck source=tests/fresh/debian.sh
+source "$HERE/debian.sh" # mounts_under, debian_mirror, debian_bootstrap, debian_apt_config, readme_command
 WORK=${1:?usage: $0 WORKDIR (a directory the minimal root is built under)}
 SUITE=bookworm
 CASE=tests/cases/r-status-update-denied
@@ -28,12 +30,6 @@ T0=$(date +%s)
 fatal() {
 	fail "$*"
 	finish
-}
-
-# mounts_under DIR: mount points at or below DIR in this namespace, deepest first.
-mounts_under() {
-	awk -v d="$1" '{ gsub(/\\040/, " ", $5) } $5 == d || index($5, d "/") == 1 { print $5 }' \
-		/proc/self/mountinfo | sort -r
 }
 
 # procs_in DIR: processes whose root directory is DIR (only this test chroots there).
@@ -113,63 +109,7 @@ for old in "$WORK"/fresh-root.*; do
 	else echo "# $old, left by a run that was killed: $out"; fi
 done
 
-# apt_entries: "URI SUITE" for each enabled binary source of this machine's apt, one-line
-# (sources.list, *.list) and deb822 (*.sources) formats.
-apt_entries() {
-	local f
-	for f in "$APT_ETC/sources.list" "$APT_ETC"/sources.list.d/*.list; do
-		[[ -f $f ]] || continue
-		sed -e 's/#.*//' -e 's/\[[^]]*\]//g' "$f" | awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
-	done
-	for f in "$APT_ETC"/sources.list.d/*.sources; do
-		[[ -f $f ]] || continue
-		awk '
-		function flush(  nt, nu, ns, i, j, t, u, s, deb) {
-			nt = split(v["types"], t, /[ \t]+/)
-			deb = 0
-			for (i = 1; i <= nt; i++) if (t[i] == "deb") deb = 1
-			if (deb && v["enabled"] !~ /^[ \t]*no[ \t]*$/) {
-				nu = split(v["uris"], u, /[ \t]+/)
-				ns = split(v["suites"], s, /[ \t]+/)
-				for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
-					if (u[i] != "" && s[j] != "") print u[i], s[j]
-			}
-			split("", v)
-			key = ""
-		}
-		/^#/ { next }
-		/^[ \t]*$/ { flush(); next }
-		/^[ \t]/ { if (key != "") v[key] = v[key] " " $0; next }
-		{ i = index($0, ":"); key = tolower(substr($0, 1, i - 1)); v[key] = substr($0, i + 1) }
-		END { flush() }' "$f"
-	done
-}
-# source_for SUFFIX: the URI of the first Debian source whose suite is a release name + SUFFIX
-# (the release named here first).
-source_for() {
-	local names="$SUITE|stable|oldstable|testing|unstable|sid|bullseye|trixie|forky"
-	apt_entries | awk -v want="^$SUITE$1\$" -v any="^($names)$1\$" '
-		$1 ~ /^https?:/ { sub(/\/+$/, "", $1)
-			if ($2 ~ want && exact == "") exact = $1
-			if ($2 ~ any && first == "") first = $1 }
-		END { print (exact != "" ? exact : first) }'
-}
-MIRROR=$(source_for "")
-UPDATES=$(source_for -updates)
-SECURITY=$(source_for -security)
-[[ -n $MIRROR ]] || fatal "no Debian mirror (http or https) in $APT_ETC/sources.list or sources.list.d/"
-pass "package mirror from this machine's apt sources: $MIRROR${UPDATES:+, updates $UPDATES}${SECURITY:+, security $SECURITY}"
-
-# reachable URI SUITE: the suite's Release file can be fetched.
-reachable() {
-	local err
-	if err=$(curl -fsS --max-time 30 -o /dev/null "$1/dists/$2/Release" 2>&1); then
-		pass "mirror reachable: $1/dists/$2/Release"
-	else fatal "package mirror unreachable: $1/dists/$2/Release: $err"; fi
-}
-reachable "$MIRROR" "$SUITE"
-[[ -z $UPDATES ]] || reachable "$UPDATES" "$SUITE-updates"
-[[ -z $SECURITY ]] || reachable "$SECURITY" "$SUITE-security"
+debian_mirror
 
 TMPROOT=$(mktemp -d "$WORK/fresh-root.XXXXXX") || fatal "cannot create a directory under $WORK"
 echo $$ >"$TMPROOT/owner"
@@ -178,31 +118,9 @@ ROOT=$TMPROOT/root
 # WORK, the build directory, is inside the checkout.)
 echo "# root $ROOT"
 
-# An https mirror needs ca-certificates in the root for apt to verify it (minbase has none).
-include=()
-[[ $MIRROR$UPDATES$SECURITY != *https:* ]] || include=(--include=ca-certificates)
-t=$(date +%s)
-if timeout 900 debootstrap --variant=minbase "${include[@]}" "$SUITE" "$ROOT" "$MIRROR" \
-	>"$TMPROOT/debootstrap.log" 2>&1; then
-	T_DEBOOTSTRAP=$(($(date +%s) - t))
-	echo "# debootstrap: $T_DEBOOTSTRAP s"
-	pass "debootstrap --variant=minbase $SUITE ($T_DEBOOTSTRAP s)"
-else
-	tail -n 20 "$TMPROOT/debootstrap.log" "$ROOT/debootstrap/debootstrap.log" 2>/dev/null | sed 's/^/# /'
-	fatal "debootstrap --variant=minbase $SUITE $MIRROR failed (log above)"
-fi
+debian_bootstrap "$ROOT" "$TMPROOT/debootstrap.log"
 
-{
-	echo "deb $MIRROR $SUITE main"
-	[[ -z $UPDATES ]] || echo "deb $UPDATES $SUITE-updates main"
-	[[ -z $SECURITY ]] || echo "deb $SECURITY $SUITE-security main"
-} >"$ROOT/etc/apt/sources.list"
-# The proxy this machine's apt uses, if any.
-eval "$(apt-config shell HP Acquire::http::Proxy HSP Acquire::https::Proxy 2>/dev/null)"
-{
-	[[ -z ${HP:-} ]] || echo "Acquire::http::Proxy \"$HP\";"
-	[[ -z ${HSP:-} ]] || echo "Acquire::https::Proxy \"$HSP\";"
-} >"$ROOT/etc/apt/apt.conf.d/01proxy"
+debian_apt_config "$ROOT"
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf" || fatal "cannot copy /etc/resolv.conf into the root"
 pass "root's apt sources: $(grep -c '^deb ' "$ROOT/etc/apt/sources.list") entries from the same mirror; resolv.conf copied"
 
@@ -211,15 +129,8 @@ if out=$(git clone --quiet --no-hardlinks "$SRC" "$ROOT$CLONE" 2>&1); then
 	pass "clean git clone of the checkout ($(git -C "$ROOT$CLONE" rev-parse --short HEAD)) in the root at $CLONE"
 else fatal "git clone $SRC failed: $out"; fi
 
-# readme_command WORD: the clone's README's first ```sh block that starts with WORD, continuation
-# lines joined: the commands run below are the README's own.
-readme_command() {
-	awk -v w="$1" '/^```sh$/ { inb = 1; cmd = ""; next }
-		/^```$/ { if (inb && index(cmd, w " ") == 1) { print cmd; exit } inb = 0; next }
-		inb { sub(/\\$/, ""); cmd = cmd $0 }' "$ROOT$CLONE/README.md"
-}
-MAIN=$(readme_command bash)
-EXAMPLE=$(readme_command curl)
+MAIN=$(readme_command "$ROOT$CLONE/README.md" bash)
+EXAMPLE=$(readme_command "$ROOT$CLONE/README.md" curl)
 expect_eq "the README's main command" "bash .ci/dev" "$MAIN"
 [[ $EXAMPLE == *" https://localhost:9443/validate"* ]] ||
 	fatal "the README's curl example does not post to https://localhost:9443/validate: [$EXAMPLE]"
