@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints, for each worst output shape (tests/e2e/worst.py), the body size, the response size and
-the peak RSS of `jobguard check` on it: the figures behind README "Limits".
+the peak RSS of `jobguard check` on it: the figures behind docs/limits.md.
 
 usage: bench/bounds.py JOBGUARD_BINARY   (use a release build: meson setup -Dbuildtype=release)
 """

@@ -7,7 +7,7 @@
  * allocating; strings without escapes are zero-copy slices of the body. See docs/decoder.md for
  * why: a whole-document tree costs more than the TLS connection that carries it.
  *
- * What kube-apiserver would do with bad input (see README "Bad input"): objects with wrong field
+ * What kube-apiserver would do with bad input (see docs/server.md, "Bad input"): objects with wrong field
  * types, out-of-range integers or unparsable times fail its own decoding with 400 before any
  * webhook is called, so jobguard answers them with allowed:false and status.code 400 too.
  * JSON null is Go's nil/zero value and counts as absent, as in Go. Syntax errors take precedence

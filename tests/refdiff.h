@@ -1,6 +1,6 @@
 /* The differential check: the request path's scanner (src/decode.c) against the jansson
  * reference decoder (refdecode.h) on the same bytes. Shared by tests/test_refdecode.c and
- * fuzz/fuzz_refdecode.c. Where the two may legitimately differ (README "The reference decoder"),
+ * fuzz/fuzz_refdecode.c. Where the two may legitimately differ (docs/server.md, "The reference decoder"),
  * the comparator applies one narrow, named exception and says which in `exceptions`. */
 #ifndef JOBGUARD_TESTS_REFDIFF_H
 #define JOBGUARD_TESTS_REFDIFF_H

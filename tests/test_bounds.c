@@ -1,4 +1,4 @@
-/* Output bounds (README "Limits"): the worst shapes a request within the 7 MiB body limit can take
+/* Output bounds (docs/limits.md): the worst shapes a request within the 7 MiB body limit can take
  * get a well-formed, bounded denial that names its first causes and says how many were left out;
  * quoted values and log values are cut with client-go's "[truncated N ...]" marker. */
 #include "jobguard/admit.h"

@@ -37,7 +37,7 @@ void jg_buf_json_string(jg_buf *b, const char *s, size_t n);
 
 /* Every cut jobguard makes to a value or a message ends in client-go's truncateBody marker,
  * naming its unit: `[truncated N bytes]` (or errors, items), N counting what was left out; the
- * cut itself is at a UTF-8 character boundary (README "Limits"). */
+ * cut itself is at a UTF-8 character boundary (docs/limits.md). */
 void jg_buf_put_truncated(jg_buf *b, size_t n, const char *unit); /* "[truncated N units]" */
 
 /* Fixed-size text (log fields, error messages): s[0..n) copied into dst (cap bytes, NUL

@@ -21,7 +21,7 @@ enum jg_err_type {
 
 /* Output bounds. Kubernetes has none; these bind only far beyond any status the Job controller
  * writes (at most 500 UIDs per uncounted list), so that no request within the 7 MiB body limit can
- * make a response, a log line or the memory behind them grow without bound (README "Limits"). */
+ * make a response, a log line or the memory behind them grow without bound (docs/limits.md). */
 #define JG_MAX_CAUSES 2000           /* errors kept; later ones are counted, not rendered */
 #define JG_MAX_ERROR_TEXT (1u << 20) /* bytes of "<field>: <body>" over all kept errors */
 #define JG_MAX_VALUE_BYTES 65536     /* bytes of one bad value (or detail) quoted in a body */

@@ -6,7 +6,9 @@ Fails when
   - a citation of docs/rules.md (a section "§N", a row "§3.2 #K", an anchor "rules.md#x", an edge
     case "eNN") points at nothing in docs/rules.md;
   - a rule ID printed by `jobguard rules` has no entry (anchor, message, upstream function) there;
-  - the README's rule table is not the current `jobguard rules --markdown`.
+  - the rule table of docs/checks.md is not the current `jobguard rules --markdown`;
+  - the README is longer than a third of what it once was, or leaves a document of docs/ unlinked,
+    or a Markdown file links a file that does not exist.
 Each check first proves on planted input that it can fail, and counts what it checked."""
 import fnmatch
 import os
@@ -215,12 +217,64 @@ for rid, spec, field, when, message in rules:
 if rules and n_ok == len(rules):
     ok("all %d rule IDs have an entry in %s with their message and upstream function" % (n_ok, RULES))
 
-# ---- 4. the README's rule table is generated ------------------------------------------------
+# ---- 4. the rule table of docs/checks.md is generated -----------------------------------------
+TABLE = "docs/checks.md"
 md = subprocess.run([JG, "rules", "--markdown"], capture_output=True, text=True).stdout
-if md.count("\n") >= 37 and md in files["README.md"]:
-    ok("README.md holds the current `jobguard rules --markdown` (%d lines)" % md.count("\n"))
+if md.count("\n") >= 37 and md in files.get(TABLE, ""):
+    ok("%s holds the current `jobguard rules --markdown` (%d lines)" % (TABLE, md.count("\n")))
 else:
-    fail("README.md's rule table differs from `jobguard rules --markdown`: regenerate it")
+    fail("%s's rule table differs from `jobguard rules --markdown`: regenerate it" % TABLE)
+
+# ---- 5. the README leads, docs/ holds the reference -------------------------------------------
+# The README stays short enough to read first (a third of the 1,018 lines it once had), links
+# every document under docs/, and every relative link of a Markdown file points at a file.
+MAX_README = 340
+readme = files["README.md"]
+n_lines = readme.count("\n")
+if n_lines <= MAX_README:
+    ok("README.md: %d lines (at most %d)" % (n_lines, MAX_README))
+else:
+    fail("README.md: %d lines, more than %d: move reference material to docs/" % (n_lines, MAX_README))
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+docs_md = sorted(n for n in files if n.startswith("docs/") and n.endswith(".md"))
+unlinked = [n for n in docs_md if "(%s" % n not in readme]
+if docs_md and not unlinked:
+    ok("README.md links all %d documents under docs/" % len(docs_md))
+else:
+    fail("README.md does not link %s" % ", ".join(unlinked or ["any document (none found)"]))
+probe_links = LINK.findall("[a](docs/x.md#y) [b](https://e.org) [c](#local) [d](../README.md)")
+if probe_links != ["docs/x.md", "https://e.org", "../README.md"]:
+    fail("link extractor is broken: %s" % probe_links)
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # code is not a link: a regex holds "](...)"
+
+
+def broken_links(name, text):
+    """Relative links of a Markdown file that point at no file: (targets, number checked)."""
+    out, n = [], 0
+    for target in LINK.findall(CODE.sub("", text)):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        n += 1
+        path = os.path.normpath(os.path.join(os.path.dirname(name), target))
+        if path not in files and not os.path.isdir(os.path.join(ROOT, path)):
+            out.append(target)
+    return out, n
+
+
+if broken_links("docs/probe.md", "[a](rules.md) [b](nope.md) `[c](nope2.md)` [d](../README.md)")[0] != ["nope.md"]:
+    fail("broken-link detector does not flag exactly the one planted broken link")
+broken, n_links = [], 0
+for name, text in sorted(files.items()):
+    if name.endswith(".md"):
+        b, n = broken_links(name, text)
+        n_links += n
+        broken += ["%s -> %s" % (name, t) for t in b]
+for b in broken:
+    fail("broken relative link: " + b)
+if n_links >= 50 and not broken:
+    ok("%d relative links in Markdown files point at files of the repository" % n_links)
+elif not broken:
+    fail("only %d relative links found: the scan lost them" % n_links)
 
 print("%d checks failed" % len(failures))
 sys.exit(1 if failures else 0)

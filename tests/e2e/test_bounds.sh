@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output bounds end to end (README "Limits"): the worst shapes within the 7 MiB body limit
+# Output bounds end to end (docs/limits.md): the worst shapes within the 7 MiB body limit
 # (worst.py) posted over HTTPS get a well-formed, bounded denial (first causes, then a cause and
 # a message end saying how many errors were left out), each denial is logged on one bounded JSON
 # line, and the server keeps serving. The server's peak RSS is printed as a figure, not asserted

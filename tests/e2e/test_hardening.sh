@@ -185,7 +185,7 @@ probe "ops port: two Host fields: 400" plain "400 lines=1 closed" \
 probe "ops port: NUL in a field value: 400" plain "400 lines=1 closed" \
 	"GET /readyz HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"
 # libmicrohttpd 0.9.75 parses Content-Length itself and answers a malformed one before jobguard
-# sees the request; its answer repeats the status line and headers (README "Limits"). It is
+# sees the request; its answer repeats the status line and headers (docs/limits.md). It is
 # counted and the connection is closed.
 probe "Content-Length -1: libmicrohttpd's 400 (status line repeated), closed" tls "400 lines=2 closed" \
 	"POST /validate HTTP/1.1\r\nHost: x\r\n${HDRS}Content-Length: -1\r\n\r\n{}"

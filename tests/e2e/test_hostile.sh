@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bad-input matrix, end to end over HTTPS (issue 5): malformed and hostile requests against a
-# freshly started server, each with its documented answer (README "Bad input", `jobguard serve
+# freshly started server, each with its documented answer (docs/server.md, "Bad input", `jobguard serve
 # --help`), and after EACH of them a valid review must still be answered (200, allowed, uid
 # echoed). At the end the server must still be alive, /healthz 200, and exit 0 on SIGTERM.
 # JSON-level errors: HTTP 200 + AdmissionReview allowed:false, status.code 400, reason BadRequest,
@@ -261,7 +261,7 @@ many=()
 for i in $(seq 1 600); do many+=(-H "X-Many-$i: aaaaaaaaaaaaaaaaaaaaaaaa"); done
 # Hundreds of tiny headers fill the connection's memory pool with header entries before the
 # byte limit is reached; libmicrohttpd then has no room left to build any answer and closes the
-# connection (documented in README "Limits"). Either way nothing is served and the server lives.
+# connection (documented in docs/limits.md). Either way nothing is served and the server lives.
 hostile "600 headers, 21 KB in all: 431 (from us or libmicrohttpd), or closed when the header entries exhaust the pool" "431 .*|000 .*" "$(req "${many[@]}" "${CT[@]}" --data-binary @"$VALID" "$URL/validate")"
 hostile "20 KB query string (counts toward --max-header-bytes): 431 from us, or 414 from libmicrohttpd when the pool cannot hold the line" "431 431|414 -|000 .*" \
 	"$(req "${CT[@]}" --data-binary @"$VALID" "$URL/validate?pad=$big")"

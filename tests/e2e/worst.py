@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the worst-case AdmissionReviews for output amplification (README "Limits").
+"""Writes the worst-case AdmissionReviews for output amplification (docs/limits.md).
 
 usage: worst.py SHAPE OUT [BODY_LIMIT]
   BODY_LIMIT: what uncounted-max and distinct-uids fill up to (default 7 MiB, the body limit)

@@ -33,7 +33,7 @@ struct jg_log {
 };
 
 /* A string value longer than this is cut to its first bytes and " [truncated N bytes]", so that
- * one line stays a few tens of KiB whatever a request held (README "Limits"). */
+ * one line stays a few tens of KiB whatever a request held (docs/limits.md). */
 #define JG_LOG_MAX_VALUE 4096
 
 /* Returns false (and does nothing) when the level is filtered out. */
