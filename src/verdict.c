@@ -275,6 +275,11 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
 
 void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
                           const jg_str *valid, size_t n) {
+    jg_err_not_supported_note(e, rule, field, v, valid, n, (jg_str){"", 0});
+}
+
+void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field, jg_str v,
+                               const jg_str *valid, size_t n, jg_str note) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_NOT_SUPPORTED, field);
     if (!fe) return;
     jg_buf_put(&e->text, ": ", 2);
@@ -284,6 +289,10 @@ void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_s
     for (size_t i = 0; i < n && e->scratch.len <= JG_MAX_VALUE_BYTES; i++) {
         if (i) jg_buf_put(&e->scratch, ", ", 2);
         jg_buf_go_quote(&e->scratch, valid[i].p, valid[i].n);
+    }
+    if (note.n) {
+        if (e->scratch.len) jg_buf_put(&e->scratch, "; ", 2);
+        jg_buf_put(&e->scratch, note.p, note.n);
     }
     if (e->scratch.oom) {
         e->oom = true;

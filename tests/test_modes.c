@@ -368,7 +368,14 @@ START_TEST(allow_list_namespaces_and_values) {
     managed_by("z.io/ctl");
     admit();
     ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl", "")
+                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\"; "
+                     "\"z.io/ctl\" is allowed only in namespaces team-*, batch\n");
+    /* a value no entry names gets the list alone */
+    managed_by("y.io/ctl");
+    admit();
+    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "y.io/ctl", "")
                      "\"a.io/ctl\", \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\"\n");
+    managed_by("z.io/ctl");
     /* no controller listed at all: the reserved value is the one supported value */
     pol.n_controllers = 0;
     admit();
@@ -385,12 +392,17 @@ END_TEST
 START_TEST(allow_list_update_cronjob_and_modes) {
     allow_list();
     managed_by("x.io/other");
-    /* UPDATE too (immutability does not fire: the value is unchanged) */
+    /* UPDATE: an unchanged value is not re-checked (docs/rules.md §11.1), a changed one is */
     req.operation = JG_OP_UPDATE;
     req.old_object.present = true;
     req.old_object.spec.managed_by = req.object.spec.managed_by;
     admit();
-    ck_assert_uint_eq(out.rules, bit(JG_R_POLICY_ALLOWED_CONTROLLERS));
+    ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
+    req.old_object.spec.managed_by.set = false;
+    admit();
+    ck_assert_uint_eq(out.rules,
+                      bit(JG_R_POLICY_ALLOWED_CONTROLLERS) | bit(JG_R_MANAGED_BY_IMMUTABLE));
+    req.old_object.spec.managed_by = req.object.spec.managed_by;
     /* the status subresource is not the allow-list's business */
     req.sub_resource = S("status");
     admit();

@@ -83,6 +83,10 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
  * apimachinery renders an empty list. The list is cut at JG_MAX_VALUE_BYTES like a detail. */
 void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
                           const jg_str *valid, size_t n);
+/* The same with jobguard's own note after the list, `; <note>` (nothing when note is empty):
+ * Kubernetes' text stays the prefix (docs/rules.md §11.1). */
+void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field, jg_str v,
+                               const jg_str *valid, size_t n, jg_str note);
 /* field.Forbidden(field, detail): `<field>: Forbidden: <detail>` (a 422 cause, unlike the
  * request-level Forbidden below). */
 void jg_err_field_forbidden(struct jg_errors *e, int rule, const char *field, const char *detail);
