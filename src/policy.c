@@ -275,8 +275,7 @@ static void put_row_kind(char *out, size_t cap, size_t *len, const struct jg_pol
 /* The rows in effect (the file's rows read so far, the built-in rows they do not replace) whose
  * reservedValue is `name`, listed into `out` (at most MAX_KINDS_NAMED, then "and N more").
  * Returns how many there are. */
-static size_t rows_reserving(const struct jg_policy *pol, const char *name, char *out,
-                             size_t cap) {
+static size_t rows_reserving(const struct jg_policy *pol, const char *name, char *out, size_t cap) {
     size_t n = 0, len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < jg_builtin_target_count + pol->n_targets; i++) {
@@ -584,9 +583,9 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
     if (rows_reserving(pol, k->name, kinds, sizeof kinds))
         return fail(c, sub,
                     "\"%s\" is the reserved value of %s: an object naming its own kind's "
-                    "controller is not delegated, and the status webhooks do not send its status "
-                    "writes to jobguard, so this binding would never be enforced (bind the value of "
-                    "the controller the objects are delegated to)",
+                    "controller is not delegated, and the status webhooks do not send its "
+                    "status writes to jobguard, so this binding would never be enforced (bind "
+                    "the value of the controller the objects are delegated to)",
                     k->name, kinds);
     k->has_status_writers = true;
     char lp[MAX_PATH * 2];

@@ -794,7 +794,8 @@ static void namespace_note(const struct jg_policy *p, jg_str value, jg_buf *note
 
 /* §11.1: with allowUnlistedControllers false, a set value must be the reserved one or a
  * controller listed for the namespace. "supported values" lists those (reserved one included,
- * sorted, without duplicates); a value listed for other namespaces only gets where it is allowed. */
+ * sorted, without duplicates); a value listed for other namespaces only adds where it is
+ * allowed. */
 static void check_allowed_controllers(const struct jg_request *req, const struct jg_policy *p,
                                       const char *field, const char *reserved,
                                       struct jg_errors *e) {

@@ -2,6 +2,7 @@
 #include "jobguard/verdict.h"
 
 #include "jobguard/alloc.h"
+#include "jobguard/rules.h"
 #include "utf8.h"
 
 #include <string.h>
@@ -460,6 +461,18 @@ void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
     if (left_out) jg_buf_put_truncated(out, left_out, "error");
 }
 
+/* What a warning starts with: who warns, which rule, and that deny mode refuses it
+ * (docs/modes.md "Warnings"). */
+static void put_warning_prefix(jg_buf *out, int rule) {
+    jg_buf_puts(out, "jobguard (");
+    jg_buf_puts(out, jg_rules[rule].name);
+    jg_buf_puts(out, ", warn mode; denied in deny mode): ");
+}
+
+static size_t warning_prefix_len(int rule) {
+    return sizeof "jobguard (, warn mode; denied in deny mode): " - 1 + strlen(jg_rules[rule].name);
+}
+
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
     static const char ellipsis[] = "...";
     enum { NOTE_RESERVE = 64 }; /* room for the "more warnings omitted" note */
@@ -474,7 +487,7 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
     for (size_t i = 0; i < e->n; i++) {
         if (dup[i]) continue;
         jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
-        size_t len = (f.n ? f.n + 2 : 0) + b.n;
+        size_t len = warning_prefix_len(e->v[i].rule) + (f.n ? f.n + 2 : 0) + b.n;
         if (len > JG_MAX_WARNING_BYTES) len = JG_MAX_WARNING_BYTES;
         if (full || total + len > JG_MAX_WARNINGS_TOTAL - NOTE_RESERVE) {
             full = true;
@@ -482,6 +495,7 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
             continue;
         }
         size_t start = out->len;
+        put_warning_prefix(out, e->v[i].rule);
         put_error(e, i, out);
         if (out->oom) break;
         size_t n = out->len - start;

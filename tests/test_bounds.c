@@ -499,6 +499,7 @@ START_TEST(jobset_nested_copies_warn_and_audit) {
         if (copies == JG_MAX_CAUSES) shown = n - 1;
         ck_assert_uint_eq(n - 1, shown); /* one more copy changes nothing but the count */
         ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+                         "jobguard (Target-NestedManagedBy, warn mode; denied in deny mode): "
                          "spec.replicatedJobs[0].template.spec.managedBy: Unsupported value: "
                          "\"kueue.x-k8s.io/multikueue\": supported values: "
                          "\"kubernetes.io/job-controller\"");

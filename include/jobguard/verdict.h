@@ -108,10 +108,12 @@ const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out);
 
-/* The warnings for the errors of `e` (docs/modes.md): one `<field>: <body>` line each (the body
- * alone for a Forbidden), duplicates dropped, each at most JG_MAX_WARNING_BYTES, all together at
- * most JG_MAX_WARNINGS_TOTAL; the warnings that fit are written in order, and those past it (and
- * the errors left out of the list) are counted in one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains one). */
+/* The warnings for the errors of `e` (docs/modes.md): one line each, `jobguard (<rule ID>, warn
+ * mode; denied in deny mode): <field>: <body>` (the body alone for a Forbidden), duplicates dropped,
+ * each at most JG_MAX_WARNING_BYTES, all together at most JG_MAX_WARNINGS_TOTAL; the warnings that
+ * fit are written in order, and those past it (and the errors left out of the list) are counted in
+ * one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains
+ * one). */
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out);
 
 /* The audit annotation value for the errors of `rule` in `e`: the aggregate as in the denial

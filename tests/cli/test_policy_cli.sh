@@ -151,7 +151,7 @@ expect_grep "denied with the immutable message" "$tmp/out" "field is immutable"
 expect_rc "--disable-rule wins over a deny mode" 0 "$bin" check --disable-rule ALWAYS-ManagedByImmutable --policy-file "$tmp/deny.json" "$review"
 expect_rc "--disable-rule after --policy-file too" 0 "$bin" check --policy-file "$tmp/deny.json" --disable-rule ALWAYS-ManagedByImmutable "$review"
 expect_rc "--mode wins over the file's deny (warn: allowed)" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=warn --policy-file "$tmp/deny.json" "$review"
-expect_grep "the immutable error comes back as a warning" "$tmp/out" '"warnings":["spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]'
+expect_grep "the immutable error comes back as a warning" "$tmp/out" '"warnings":["jobguard (ALWAYS-ManagedByImmutable, warn mode; denied in deny mode): spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]'
 expect_rc "--mode before or after the file alike; the file's other modes still apply" 0 "$bin" check --policy-file "$tmp/policy.json" --mode 'RejectDecreasingFailedCounter=deny' "$review"
 expect_rc "--mode deny wins over the file's off" 1 "$bin" check --policy-file "$tmp/policy.json" --mode ALWAYS-ManagedByImmutable=deny "$review"
 expect_rc "--disable-rule wins over --mode and the file" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=deny --disable-rule ALWAYS-ManagedByImmutable --policy-file "$tmp/deny.json" "$review"
