@@ -100,7 +100,18 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     fe->field_len = e->text.len - fe->field_off;
     fe->body_off = e->text.len;
     jg_buf_puts(&e->text, type_text(type));
+    fe->value_off = e->text.len;
+    fe->value_len = 0;
     return fe;
+}
+
+/* ": " and then the bad value, whose bytes value_end marks (jg_err_value). */
+static void value_begin(struct jg_errors *e, struct jg_field_error *fe) {
+    jg_buf_put(&e->text, ": ", 2);
+    fe->value_off = e->text.len;
+}
+static void value_end(struct jg_errors *e, struct jg_field_error *fe) {
+    fe->value_len = e->text.oom ? 0 : e->text.len - fe->value_off;
 }
 
 /* " [truncated N units]" after a cut value, nothing when nothing was cut (buf.h). */
@@ -163,8 +174,9 @@ void jg_err_invalid_int(struct jg_errors *e, int rule, const char *field, int64_
                         const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     jg_buf_put_i64(&e->text, v);
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -172,8 +184,9 @@ void jg_err_invalid_gostr(struct jg_errors *e, int rule, const char *field, jg_s
                           const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_go_quote);
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -181,11 +194,12 @@ void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg
                             const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     if (v.set)
         put_value(&e->text, v.s.p, v.s.n, jg_buf_json_string);
     else
         jg_buf_puts(&e->text, "null");
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -218,7 +232,7 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
                          const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     if (!v.set || (v.sec == GO_ZERO_TIME_UNIX && v.nsec == 0)) {
         jg_buf_puts(&e->text, "null");
     } else {
@@ -226,6 +240,7 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
         jg_buf_put_time(&e->text, v.sec); /* metav1.Time drops sub-second precision */
         jg_buf_putc(&e->text, '"');
     }
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -258,19 +273,22 @@ void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     size_t budget = JG_MAX_VALUE_BYTES;
-    jg_buf_puts(&e->text, ": {\"Succeeded\":");
+    value_begin(e, fe);
+    jg_buf_puts(&e->text, "{\"Succeeded\":");
     put_json_list(&e->text, succeeded, &budget);
     jg_buf_puts(&e->text, ",\"Failed\":");
     put_json_list(&e->text, failed, &budget);
     jg_buf_putc(&e->text, '}');
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
 void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_DUPLICATE, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_json_string);
+    value_end(e, fe);
     finish(e, fe, NULL);
 }
 
@@ -283,8 +301,9 @@ void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field,
                                const jg_str *valid, size_t n, jg_str note) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_NOT_SUPPORTED, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_go_quote);
+    value_end(e, fe);
     jg_buf_reset(&e->scratch);
     if (n) jg_buf_puts(&e->scratch, "supported values: ");
     for (size_t i = 0; i < n && e->scratch.len <= JG_MAX_VALUE_BYTES; i++) {

@@ -185,7 +185,8 @@ START_TEST(mixed_strictest_wins_others_attached) {
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
     const char *want_start = HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
                                   "\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT "\"},\"warnings\":"
-                                  "[\"" WARN("ALWAYS-ManagedByFormat") "spec.managedBy: Invalid value: \\\"Acme.io\\\": a lowercase RFC "
+                                  "[\"" WARN("ALWAYS-ManagedByFormat")
+                                  "spec.managedBy: Invalid value: \\\"Acme.io\\\": a lowercase RFC "
                                   "1123 subdomain";
     ck_assert_int_eq(strncmp(r, want_start, strlen(want_start)), 0);
     ck_assert_uint_eq(out.rules_warn, bit(JG_R_MANAGED_BY_FORMAT));
@@ -226,7 +227,8 @@ START_TEST(v1beta1_and_status_modes) {
     cfg.mode[JG_R_NON_NEGATIVE] = JG_MODE_WARN;
     ck_assert_str_eq(admit(), "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/"
                               "v1beta1\",\"response\":{\"uid\":\"u1\",\"allowed\":true,\"warnings\":"
-                              "[\"" WARN("ALWAYS-NonNeg") "status.active: Invalid value: -1: must be greater than or equal "
+                              "[\"" WARN("ALWAYS-NonNeg")
+                              "status.active: Invalid value: -1: must be greater than or equal "
                               "to 0\"]}}");
 }
 END_TEST
@@ -389,13 +391,15 @@ START_TEST(allow_list_namespaces_and_values) {
     managed_by("z.io/ctl");
     admit();
     ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl", "")
-                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\"; "
+                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                     "\"kueue.x-k8s.io/multikueue\"; "
                      "\"z.io/ctl\" is allowed only in namespaces team-*, batch\n");
     /* a value no entry names gets the list alone */
     managed_by("y.io/ctl");
     admit();
     ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "y.io/ctl", "")
-                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\"\n");
+                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                     "\"kueue.x-k8s.io/multikueue\"\n");
     managed_by("z.io/ctl");
     /* no controller listed at all: the reserved value is the one supported value */
     pol.n_controllers = 0;

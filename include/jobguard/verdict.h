@@ -37,6 +37,8 @@ struct jg_field_error {
     enum jg_err_type type;
     size_t field_off, field_len; /* into jg_errors.text */
     size_t body_off, body_len;   /* "Invalid value: 2: detail" */
+    size_t value_off, value_len; /* the bad value as the body renders it ("2", "\"x\""); len 0:
+                                  * the error has none (Required, Too long, Forbidden, ...) */
 };
 
 struct jg_errors {
@@ -99,6 +101,9 @@ static inline jg_str jg_err_field(const struct jg_errors *e, size_t i) {
 }
 static inline jg_str jg_err_body(const struct jg_errors *e, size_t i) {
     return (jg_str){e->text.data + e->v[i].body_off, e->v[i].body_len};
+}
+static inline jg_str jg_err_value(const struct jg_errors *e, size_t i) {
+    return (jg_str){e->text.data + e->v[i].value_off, e->v[i].value_len};
 }
 const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
 

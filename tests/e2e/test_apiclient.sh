@@ -76,6 +76,9 @@ expect_eq "one 'admission warning' log line per warned request, with the rule ID
 	"$(grep '"msg":"admission warning"' "$SERVER_LOG" | jq -c .rules | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "one 'admission audit' log line, with the rule ID" '["ALWAYS-ManagedByFormat"]' \
 	"$(grep '"msg":"admission audit"' "$SERVER_LOG" | jq -c .rules)"
+expect_eq "  and each audited error: its rule, field, value and message (the denial's cause)" \
+	"$(jq -c '[.response.status.details.causes[] | {rule: "ALWAYS-ManagedByFormat", field, value: "\"Acme.io\"", message}]' "$FMT/expected.json")" \
+	"$(grep '"msg":"admission audit"' "$SERVER_LOG" | jq -c .errors)"
 expect_eq "the denial's log line names the deny-mode rule only" '["RejectCompleteJobWithoutSuccessCriteriaMet"]' \
 	"$(grep '"msg":"admission denied"' "$SERVER_LOG" | jq -c .rules)"
 expect_eq "rule_violations counts the warn mode" 1 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByImmutable",kind="Job",mode="warn",dry_run="false"}')"
