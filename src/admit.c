@@ -15,12 +15,14 @@ const char jg_oom_response[] =
 
 void jg_outcome_init(struct jg_outcome *o) {
     memset(o, 0, sizeof *o);
+    jg_errors_init(&o->audit);
 }
 
 void jg_outcome_free(struct jg_outcome *o) {
     jg_buf_free(&o->message);
     jg_buf_free(&o->causes);
     jg_buf_free(&o->warnings);
+    jg_errors_free(&o->audit);
 }
 
 static void copy(char *dst, size_t cap, jg_str s) {
@@ -102,6 +104,7 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
     const struct jg_request *q = &review->req;
     describe(o, q);
     o->rules = o->rules_warn = o->rules_audit = 0;
+    jg_errors_free(&o->audit);
 
     struct jg_errors errs[JG_MODE_OFF];
     for (int m = 0; m < JG_MODE_OFF; m++)
@@ -141,6 +144,10 @@ enum jg_verdict jg_admit_review(const jg_review *review, const struct jg_config 
         o->verdict = JG_VERDICT_DENIED;
     }
     oom = response->oom || o->message.oom || o->causes.oom;
+    if (!oom) { /* the log line of the audit-mode errors reads them after the answer */
+        o->audit = errs[JG_MODE_AUDIT];
+        jg_errors_init(&errs[JG_MODE_AUDIT]);
+    }
     for (int m = 0; m < JG_MODE_OFF; m++)
         jg_errors_free(&errs[m]);
     jg_buf_free(&notes);
@@ -163,6 +170,7 @@ enum jg_verdict jg_admit(const char *body, size_t len, const struct jg_config *c
         break;
     case JG_DECODE_BAD_REQUEST:
         describe(o, &review.req);
+        jg_errors_free(&o->audit);
         o->operation[0] = '\0';
         o->rules = 0;
         o->n_errors = 0;

@@ -6,25 +6,31 @@
 
 #include "jobguard/buf.h"
 #include "jobguard/cli.h"
+#include "jobguard/names.h"
 #include "jobguard/policy.h"
 #include "jobguard/targets.h"
 #include "jobguard/verdict.h"
 
-enum { EXIT_OK = 0, EXIT_INVALID = 2 };
+enum { EXIT_OK = 0, EXIT_WARNINGS = 1, EXIT_INVALID = 2 };
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: jobguard policy check FILE\n"
+    fprintf(f, "Usage: jobguard policy check [--strict] FILE\n"
                "       jobguard policy show [FILE]\n"
                "\n"
                "check: validates a policy file; prints a one-line summary (exit 0) or the first\n"
                "       problem with the file, its position and what is wrong (exit 2). A\n"
                "       controller name that fails the managedBy format gets a note naming the\n"
-               "       kinds that can carry it (those whose row has checkFormat false).\n"
+               "       kinds that can carry it (those whose row has checkFormat false). Mistakes\n"
+               "       that leave the file valid but do not do what they seem to get a\n"
+               "       'warning:' line each: a controller entry with no effect because\n"
+               "       allowUnlistedControllers is true, a statusWriters user that is a bare\n"
+               "       name or a malformed service account. --strict: exit 1 when there is a\n"
+               "       warning (the file is still valid: jobguard serve loads it).\n"
                "show:  prints the effective policy as JSON: every default filled in, the\n"
                "       built-in targets included, the mode of every rule. Without FILE, the\n"
                "       policy in effect when no policy file is given.\n"
                "\n"
-               "The file's shape, defaults and limits: docs/policy.md.\n");
+               "The file's shape, defaults, limits and warnings: docs/policy.md.\n");
 }
 
 static json_t *strv_json(const struct jg_strv *v) {
@@ -146,7 +152,70 @@ static bool free_form_notes(const struct jg_policy *p) {
     return ok;
 }
 
-static int cmd_check(const char *file) {
+/* A DNS label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 bytes. */
+static bool is_label(const char *s, size_t n) {
+    return n <= 63 && memchr(s, '.', n) == NULL && jg_is_dns1123_subdomain((jg_str){s, n});
+}
+
+/* s %q-quoted, so that a control byte in a name cannot break the line. */
+static void print_quoted(const char *s) {
+    jg_buf b = JG_BUF_INIT;
+    jg_buf_go_quote(&b, s, strlen(s));
+    fputs(b.data && !b.oom ? b.data : "\"?\"", stdout);
+    jg_buf_free(&b);
+}
+
+/* Whether a statusWriters user name is a bare DNS label (a service account authenticates as
+ * system:serviceaccount:NS:NAME, never as NAME), or a system:serviceaccount: name that is not
+ * NS:NAME (the API server authenticates nobody as that): docs/policy.md "Lint warnings". */
+static bool bare_user(const char *u) {
+    return is_label(u, strlen(u));
+}
+static bool malformed_service_account(const char *u) {
+    static const char sa[] = "system:serviceaccount:";
+    if (strncmp(u, sa, sizeof sa - 1) != 0) return false;
+    const char *ns = u + sizeof sa - 1, *colon = strchr(ns, ':');
+    const char *name = colon ? colon + 1 : "";
+    return !colon || !is_label(ns, (size_t)(colon - ns)) || strlen(name) > 253 ||
+           !jg_is_dns1123_subdomain((jg_str){name, strlen(name)});
+}
+
+/* The lint warnings of docs/policy.md ("Lint warnings"), one 'warning:' line each on stdout.
+ * Returns how many. */
+static size_t lint_warnings(const struct jg_policy *p) {
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *k = &p->controllers[i];
+        if (p->allow_unlisted_controllers && !k->has_status_writers) {
+            printf("warning: controllers[%zu] ", i);
+            print_quoted(k->name);
+            printf(" has no effect: allowUnlistedControllers is true, so the controllers list is "
+                   "not an allow-list and every managedBy value is allowed; set "
+                   "\"allowUnlistedControllers\": false to allow only the listed controllers (and "
+                   "each kind's own value)\n");
+            n++;
+        }
+        for (size_t u = 0; u < k->writer_users.n; u++) {
+            const char *user = k->writer_users.v[u];
+            bool bare = bare_user(user);
+            if (!bare && !malformed_service_account(user)) continue;
+            printf("warning: controllers[%zu].statusWriters.users[%zu] ", i, u);
+            print_quoted(user);
+            if (bare)
+                printf(" is a bare name: it matches only a user authenticated as exactly that "
+                       "name; a service account authenticates as "
+                       "system:serviceaccount:<namespace>:%s\n",
+                       user);
+            else
+                printf(" can never match: a service account's user name is "
+                       "system:serviceaccount:<namespace>:<name>\n");
+            n++;
+        }
+    }
+    return n;
+}
+
+static int cmd_check(const char *file, bool strict) {
     char err[1024];
     struct jg_policy *p = jg_policy_load_file(file, err, sizeof err);
     if (!p) {
@@ -164,10 +233,16 @@ static int cmd_check(const char *file) {
            p->n_controllers == 1 ? "" : "s", p->allow_unlisted_controllers ? "true" : "false",
            overrides, overrides == 1 ? "" : "s", p->sha256);
     bool ok = free_form_notes(p);
+    size_t warnings = lint_warnings(p);
     jg_policy_free(p);
     if (!ok) {
         fprintf(stderr, "jobguard policy check: out of memory\n");
         return EXIT_INVALID;
+    }
+    if (strict && warnings) {
+        fprintf(stderr, "jobguard policy check: --strict: %zu warning%s\n", warnings,
+                warnings == 1 ? "" : "s");
+        return EXIT_WARNINGS;
     }
     return EXIT_OK;
 }
@@ -199,10 +274,14 @@ int jg_cmd_policy(int argc, char **argv) {
         usage(stdout);
         return EXIT_OK;
     }
-    if (argc == 3 && strcmp(argv[1], "check") == 0) return cmd_check(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "check") == 0) return cmd_check(argv[2], false);
+    if (argc == 4 && strcmp(argv[1], "check") == 0) {
+        if (strcmp(argv[2], "--strict") == 0) return cmd_check(argv[3], true);
+        if (strcmp(argv[3], "--strict") == 0) return cmd_check(argv[2], true);
+    }
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "show") == 0)
         return cmd_show(argc == 3 ? argv[2] : NULL);
-    fprintf(stderr, "jobguard policy: expected 'check FILE' or 'show [FILE]'\n\n");
+    fprintf(stderr, "jobguard policy: expected 'check [--strict] FILE' or 'show [FILE]'\n\n");
     usage(stderr);
     return EXIT_INVALID;
 }

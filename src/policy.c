@@ -261,6 +261,35 @@ static bool some_row_free_form(const struct jg_policy *pol) {
     return false;
 }
 
+/* How many kinds a refusal of a status binding names (read_controller): the built-in table has at
+ * most 6 rows per reserved value (the Kubeflow kinds). */
+#define MAX_KINDS_NAMED 8
+
+/* "Kind.group" ("Kind" for the core group) of row t after a ", " unless it is the first. */
+static void put_row_kind(char *out, size_t cap, size_t *len, const struct jg_policy_target *t) {
+    int n = snprintf(out + *len, cap - *len, "%s%s%s%s", *len ? ", " : "", t->kind,
+                     t->group[0] ? "." : "", t->group);
+    *len = n < 0 || (size_t)n >= cap - *len ? cap - 1 : *len + (size_t)n;
+}
+
+/* The rows in effect (the file's rows read so far, the built-in rows they do not replace) whose
+ * reservedValue is `name`, listed into `out` (at most MAX_KINDS_NAMED, then "and N more").
+ * Returns how many there are. */
+static size_t rows_reserving(const struct jg_policy *pol, const char *name, char *out, size_t cap) {
+    size_t n = 0, len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < jg_builtin_target_count + pol->n_targets; i++) {
+        bool builtin = i < jg_builtin_target_count;
+        const struct jg_policy_target *t =
+            builtin ? &jg_builtin_targets[i] : &pol->targets[i - jg_builtin_target_count];
+        if ((builtin && jg_target_builtin_replaced(pol, i)) || strcmp(t->reserved_value, name))
+            continue;
+        if (n++ < MAX_KINDS_NAMED) put_row_kind(out, cap, &len, t);
+    }
+    if (n > MAX_KINDS_NAMED) snprintf(out + len, cap - len, " and %zu more", n - MAX_KINDS_NAMED);
+    return n;
+}
+
 /* fnmatch(3) glob over namespace names: [a-z0-9-] plus * and ?, and bracket expressions
  * [...] / [!...] of those characters. */
 static bool check_namespace_glob(struct ctx *c, const char *s, const char *path) {
@@ -634,6 +663,17 @@ static bool read_controller(struct ctx *c, const json_t *o, const char *p, struc
         !get_array(c, sw, "users", sub, MAX_LIST, &users) ||
         !get_array(c, sw, "groups", sub, MAX_LIST, &groups))
         return false;
+    /* The status of an object naming its own kind's controller is that controller's to write: such
+     * a write is not delegated, and the chart's status webhooks are not sent it, so a binding for
+     * the value would be enforced by `jobguard check` and never on a cluster (docs/policy.md). */
+    char kinds[512];
+    if (rows_reserving(pol, k->name, kinds, sizeof kinds))
+        return fail(c, sub,
+                    "\"%s\" is the reserved value of %s: an object naming its own kind's "
+                    "controller is not delegated, and the status webhooks do not send its "
+                    "status writes to jobguard, so this binding would never be enforced (bind "
+                    "the value of the controller the objects are delegated to)",
+                    k->name, kinds);
     k->has_status_writers = true;
     char lp[MAX_PATH * 2];
     child_key(lp, sizeof lp, sub, "users");

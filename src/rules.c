@@ -711,9 +711,10 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
          "operator would still run the pods; leave it unset or use \"<reserved value>\"",
          "docs/rules.md §12.4"),
     SPEC(JG_R_POLICY_ALLOWED_CONTROLLERS, "Policy-AllowedControllers", "spec.managedBy",
-         "jobs, cronjobs and CRD targets CREATE/UPDATE (CRD targets: UPDATE only when the value "
-         "changed), when the policy sets allowUnlistedControllers: false",
-         "Unsupported value: \"<value>\": supported values: \"<a>\", \"<b>\"",
+         "jobs, cronjobs and CRD targets CREATE, and UPDATE when the value changed, when the "
+         "policy sets allowUnlistedControllers: false",
+         "Unsupported value: \"<value>\": supported values: \"<a>\", \"<b>\" (then where a "
+         "namespace-limited controller is allowed)",
          "docs/rules.md §11.1"),
     SPEC(JG_R_POLICY_STATUS_WRITERS, "Policy-StatusWriters", "status",
          "jobs/status and <CRD target>/status UPDATE (and a CRD target UPDATE that changes "
@@ -770,9 +771,31 @@ static int cmp_str(const void *a, const void *b) {
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
+/* How many of a controller's namespace globs a refusal names (§11.1): enough for any real list,
+ * few enough that the message stays a line. */
+#define MAX_NS_NAMED 8
+
+/* §11.1: when the value is refused only because its controller is limited to other namespaces,
+ * the note `"<value>" is allowed only in namespaces <glob>, <glob>` (at most MAX_NS_NAMED globs,
+ * then `and N more`) into `note`; nothing when no entry names the value. */
+static void namespace_note(const struct jg_policy *p, jg_str value, jg_buf *note) {
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *c = &p->controllers[i];
+        if (!jg_str_eq((jg_str){c->name, c->name_len}, value)) continue;
+        jg_buf_go_quote(note, value.p, value.n);
+        jg_buf_puts(note, " is allowed only in namespaces ");
+        size_t k = c->namespaces.n < MAX_NS_NAMED ? c->namespaces.n : MAX_NS_NAMED;
+        for (size_t j = 0; j < k; j++)
+            jg_buf_printf(note, "%s%s", j ? ", " : "", c->namespaces.v[j]);
+        if (c->namespaces.n > k) jg_buf_printf(note, " and %zu more", c->namespaces.n - k);
+        return; /* names are unique in the policy */
+    }
+}
+
 /* §11.1: with allowUnlistedControllers false, a set value must be the reserved one or a
  * controller listed for the namespace. "supported values" lists those (reserved one included,
- * sorted, without duplicates). */
+ * sorted, without duplicates); a value listed for other namespaces only adds where it is
+ * allowed. */
 static void check_allowed_controllers(const struct jg_request *req, const struct jg_policy *p,
                                       const char *field, const char *reserved,
                                       struct jg_errors *e) {
@@ -802,7 +825,12 @@ static void check_allowed_controllers(const struct jg_request *req, const struct
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (k == 0 || !jg_str_eq(vals[k - 1], vals[i])) vals[k++] = vals[i];
-        jg_err_not_supported(e, JG_R_POLICY_ALLOWED_CONTROLLERS, field, mb->s, vals, k);
+        jg_buf note = JG_BUF_INIT;
+        namespace_note(p, mb->s, &note);
+        if (note.oom) e->oom = true;
+        jg_err_not_supported_note(e, JG_R_POLICY_ALLOWED_CONTROLLERS, field, mb->s, vals, k,
+                                  (jg_str){note.data ? note.data : "", note.len});
+        jg_buf_free(&note);
     }
     if (vals != stack) jg_free(vals);
 }
@@ -990,7 +1018,9 @@ static void validate_only(const struct jg_request *req, const struct jg_config *
         for (int pass = 0; pass < (update ? 2 : 1); pass++)
             if (mb->set) jg_check_managed_by(mb->s, "spec.managedBy", e);
         if (update) check_managed_by_immutable(&req->object.spec, &req->old_object.spec, e);
-        check_allowed_controllers(req, p, "spec.managedBy", JG_JOB_CONTROLLER, e);
+        /* §11.1: an unchanged value is not re-checked on UPDATE, as for every kind */
+        if (!update || !opt_str_eq(*mb, req->old_object.spec.managed_by))
+            check_allowed_controllers(req, p, "spec.managedBy", JG_JOB_CONTROLLER, e);
     } else if (req->target == JG_TARGET_JOB && update &&
                jg_str_eq_lit(req->sub_resource, "status")) {
         /* the API server authorizes before it validates: the 403 comes first (§11.3) */
@@ -999,7 +1029,9 @@ static void validate_only(const struct jg_request *req, const struct jg_config *
     } else if (req->target == JG_TARGET_CRONJOB && req->sub_resource.n == 0) {
         const jg_opt_str *mb = &req->object.spec.managed_by;
         if (mb->set) jg_check_managed_by(mb->s, "spec.jobTemplate.spec.managedBy", e);
-        check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", JG_JOB_CONTROLLER, e);
+        if (!update || !opt_str_eq(*mb, req->old_object.spec.managed_by))
+            check_allowed_controllers(req, p, "spec.jobTemplate.spec.managedBy", JG_JOB_CONTROLLER,
+                                      e);
     } else if (req->target == JG_TARGET_CRD && req->row) {
         validate_target(req, p, e);
     }

@@ -2,6 +2,7 @@
 #include "jobguard/verdict.h"
 
 #include "jobguard/alloc.h"
+#include "jobguard/rules.h"
 #include "utf8.h"
 
 #include <string.h>
@@ -99,7 +100,18 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     fe->field_len = e->text.len - fe->field_off;
     fe->body_off = e->text.len;
     jg_buf_puts(&e->text, type_text(type));
+    fe->value_off = e->text.len;
+    fe->value_len = 0;
     return fe;
+}
+
+/* ": " and then the bad value, whose bytes value_end marks (jg_err_value). */
+static void value_begin(struct jg_errors *e, struct jg_field_error *fe) {
+    jg_buf_put(&e->text, ": ", 2);
+    fe->value_off = e->text.len;
+}
+static void value_end(struct jg_errors *e, struct jg_field_error *fe) {
+    fe->value_len = e->text.oom ? 0 : e->text.len - fe->value_off;
 }
 
 /* " [truncated N units]" after a cut value, nothing when nothing was cut (buf.h). */
@@ -162,8 +174,9 @@ void jg_err_invalid_int(struct jg_errors *e, int rule, const char *field, int64_
                         const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     jg_buf_put_i64(&e->text, v);
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -171,8 +184,9 @@ void jg_err_invalid_gostr(struct jg_errors *e, int rule, const char *field, jg_s
                           const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_go_quote);
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -180,11 +194,12 @@ void jg_err_invalid_jsonstr(struct jg_errors *e, int rule, const char *field, jg
                             const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     if (v.set)
         put_value(&e->text, v.s.p, v.s.n, jg_buf_json_string);
     else
         jg_buf_puts(&e->text, "null");
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -217,7 +232,7 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
                          const char *detail) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     if (!v.set || (v.sec == GO_ZERO_TIME_UNIX && v.nsec == 0)) {
         jg_buf_puts(&e->text, "null");
     } else {
@@ -225,6 +240,7 @@ void jg_err_invalid_time(struct jg_errors *e, int rule, const char *field, jg_ti
         jg_buf_put_time(&e->text, v.sec); /* metav1.Time drops sub-second precision */
         jg_buf_putc(&e->text, '"');
     }
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
@@ -257,33 +273,46 @@ void jg_err_invalid_uncounted(struct jg_errors *e, int rule, const char *field,
     struct jg_field_error *fe = begin(e, rule, JG_ERR_INVALID, field);
     if (!fe) return;
     size_t budget = JG_MAX_VALUE_BYTES;
-    jg_buf_puts(&e->text, ": {\"Succeeded\":");
+    value_begin(e, fe);
+    jg_buf_puts(&e->text, "{\"Succeeded\":");
     put_json_list(&e->text, succeeded, &budget);
     jg_buf_puts(&e->text, ",\"Failed\":");
     put_json_list(&e->text, failed, &budget);
     jg_buf_putc(&e->text, '}');
+    value_end(e, fe);
     finish(e, fe, detail);
 }
 
 void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_str v) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_DUPLICATE, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_json_string);
+    value_end(e, fe);
     finish(e, fe, NULL);
 }
 
 void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
                           const jg_str *valid, size_t n) {
+    jg_err_not_supported_note(e, rule, field, v, valid, n, (jg_str){"", 0});
+}
+
+void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field, jg_str v,
+                               const jg_str *valid, size_t n, jg_str note) {
     struct jg_field_error *fe = begin(e, rule, JG_ERR_NOT_SUPPORTED, field);
     if (!fe) return;
-    jg_buf_put(&e->text, ": ", 2);
+    value_begin(e, fe);
     put_value(&e->text, v.p, v.n, jg_buf_go_quote);
+    value_end(e, fe);
     jg_buf_reset(&e->scratch);
     if (n) jg_buf_puts(&e->scratch, "supported values: ");
     for (size_t i = 0; i < n && e->scratch.len <= JG_MAX_VALUE_BYTES; i++) {
         if (i) jg_buf_put(&e->scratch, ", ", 2);
         jg_buf_go_quote(&e->scratch, valid[i].p, valid[i].n);
+    }
+    if (note.n) {
+        if (e->scratch.len) jg_buf_put(&e->scratch, "; ", 2);
+        jg_buf_put(&e->scratch, note.p, note.n);
     }
     if (e->scratch.oom) {
         e->oom = true;
@@ -451,6 +480,18 @@ void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
     if (left_out) jg_buf_put_truncated(out, left_out, "error");
 }
 
+/* What a warning starts with: who warns, which rule, and that deny mode refuses it
+ * (docs/modes.md "Warnings"). */
+static void put_warning_prefix(jg_buf *out, int rule) {
+    jg_buf_puts(out, "jobguard (");
+    jg_buf_puts(out, jg_rules[rule].name);
+    jg_buf_puts(out, ", warn mode; denied in deny mode): ");
+}
+
+static size_t warning_prefix_len(int rule) {
+    return sizeof "jobguard (, warn mode; denied in deny mode): " - 1 + strlen(jg_rules[rule].name);
+}
+
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
     static const char ellipsis[] = "...";
     enum { NOTE_RESERVE = 64 }; /* room for the "more warnings omitted" note */
@@ -465,7 +506,7 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
     for (size_t i = 0; i < e->n; i++) {
         if (dup[i]) continue;
         jg_str f = jg_err_field(e, i), b = jg_err_body(e, i);
-        size_t len = (f.n ? f.n + 2 : 0) + b.n;
+        size_t len = warning_prefix_len(e->v[i].rule) + (f.n ? f.n + 2 : 0) + b.n;
         if (len > JG_MAX_WARNING_BYTES) len = JG_MAX_WARNING_BYTES;
         if (full || total + len > JG_MAX_WARNINGS_TOTAL - NOTE_RESERVE) {
             full = true;
@@ -473,6 +514,7 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
             continue;
         }
         size_t start = out->len;
+        put_warning_prefix(out, e->v[i].rule);
         put_error(e, i, out);
         if (out->oom) break;
         size_t n = out->len - start;

@@ -516,6 +516,7 @@ START_TEST(jobset_nested_copies_warn_and_audit) {
         if (copies == JG_MAX_CAUSES) shown = n - 1;
         ck_assert_uint_eq(n - 1, shown); /* one more copy changes nothing but the count */
         ck_assert_str_eq(json_string_value(json_array_get(w, 0)),
+                         "jobguard (Target-NestedManagedBy, warn mode; denied in deny mode): "
                          "spec.replicatedJobs[0].template.spec.managedBy: Unsupported value: "
                          "\"kueue.x-k8s.io/multikueue\": supported values: "
                          "\"kubernetes.io/job-controller\"");
@@ -541,6 +542,94 @@ START_TEST(jobset_nested_copies_warn_and_audit) {
 }
 END_TEST
 
+/* The `admission audit` line's errors for `review` decided with every rule in audit mode, as the
+ * server logs them (jg_log_errors). */
+static json_t *audit_line(const jg_buf *review) {
+    struct jg_config cfg = JG_CONFIG_DEFAULT;
+    memset(cfg.mode, JG_MODE_AUDIT, sizeof cfg.mode);
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    jg_buf out = JG_BUF_INIT;
+    ck_assert_int_eq(jg_admit(review->data, review->len, &cfg, &out, &o), JG_VERDICT_ALLOWED);
+    ck_assert_uint_ne(o.rules_audit, 0);
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    jg_log_setup(JG_LOG_INFO, JG_LOG_FORMAT_JSON, fileno(f));
+    struct jg_log l;
+    ck_assert(jg_log_begin(&l, JG_LOG_INFO, "admission audit"));
+    jg_log_errors(&l, "errors", &o.audit);
+    jg_log_end(&l);
+    ck_assert_int_lt(ftell(f), JG_LOG_MAX_ERRORS * 4 * (JG_LOG_MAX_ERROR_VALUE + 64) + 200);
+    rewind(f);
+    json_error_t err;
+    json_t *line = json_loadf(f, 0, &err);
+    ck_assert_msg(line, "log line is not JSON: %s", err.text);
+    fclose(f);
+    jg_outcome_free(&o);
+    jg_buf_free(&out);
+    return line;
+}
+
+static const char *member(json_t *line, size_t i, const char *key) {
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(line, "errors"), i), key));
+}
+
+/* The audit line carries each audited error's rule, field, value and message: a 6 KB managedBy
+ * value is cut at JG_LOG_MAX_ERROR_VALUE with the marker, the UPDATE's repeated format error is
+ * listed once, an error without a value has no "value"; past JG_LOG_MAX_ERRORS the rest is
+ * counted. */
+START_TEST(log_audit_errors) {
+    jg_buf review = JG_BUF_INIT, path = JG_BUF_INIT;
+    repeat(&path, "a b", 2000); /* "a b,a b,...": a space is not allowed in the path */
+    jg_buf_puts(&review,
+                REVIEW_HEAD("", "UPDATE") "\"object\":" JOB_HEAD ",\"managedBy\":\"acme.io/");
+    jg_buf_put(&review, path.data, path.len);
+    jg_buf_puts(&review, "\"}},\"oldObject\":" JOB_HEAD ",\"managedBy\":\"acme.io/");
+    jg_buf_put(&review, path.data, path.len);
+    jg_buf_puts(&review, "\"}}}}");
+    json_t *line = audit_line(&review);
+    ck_assert_uint_eq(json_array_size(json_object_get(line, "errors")), 2);
+    ck_assert_ptr_null(json_object_get(line, "errors_omitted"));
+    ck_assert_str_eq(member(line, 0, "rule"), "ALWAYS-ManagedByFormat");
+    ck_assert_str_eq(member(line, 0, "field"), "spec.managedBy");
+    const char *v = member(line, 0, "value"), *m = member(line, 0, "message");
+    ck_assert_int_eq(strncmp(v, "\"a b,a b", 8), 0);
+    char marker[64];
+    snprintf(marker, sizeof marker, " [truncated %zu bytes]",
+             path.len + 2 - JG_LOG_MAX_ERROR_VALUE);
+    ck_assert_uint_eq(strlen(v), JG_LOG_MAX_ERROR_VALUE + strlen(marker));
+    ck_assert(ends_with(v, marker));
+    ck_assert_int_eq(strncmp(m, "Invalid value: \"a b,a b", 23), 0);
+    ck_assert(ends_with(m, " bytes]"));
+    ck_assert_str_eq(member(line, 1, "rule"), "ALWAYS-ManagedByLength");
+    ck_assert_ptr_null(member(line, 1, "value")); /* Too long: the value is omitted upstream */
+    ck_assert_str_eq(member(line, 1, "message"), "Too long: may not be more than 63 bytes");
+    json_decref(line);
+
+    /* 2,001 refused nested copies: 8 listed, 1,993 counted (one of them left out by the list) */
+    jg_buf items = JG_BUF_INIT;
+    repeat(&items, COPY, JG_MAX_CAUSES + 1);
+    jg_buf_reset(&review);
+    jg_buf_puts(&review, JOBSET_HEAD("CREATE") "\"object\":" JOBSET_OBJ);
+    jg_buf_put(&review, items.data, items.len);
+    jg_buf_puts(&review, "]}}}}");
+    line = audit_line(&review);
+    ck_assert_uint_eq(json_array_size(json_object_get(line, "errors")), JG_LOG_MAX_ERRORS);
+    ck_assert_int_eq(json_integer_value(json_object_get(line, "errors_omitted")),
+                     JG_MAX_CAUSES + 1 - JG_LOG_MAX_ERRORS);
+    ck_assert_str_eq(member(line, 7, "field"), "spec.replicatedJobs[7].template.spec.managedBy");
+    ck_assert_str_eq(member(line, 7, "value"), "\"kueue.x-k8s.io/multikueue\"");
+    ck_assert_str_eq(member(line, 7, "message"),
+                     "Unsupported value: \"kueue.x-k8s.io/multikueue\": "
+                     "supported values: \"kubernetes.io/job-controller\"");
+    json_decref(line);
+    jg_buf_free(&items);
+    jg_buf_free(&path);
+    jg_buf_free(&review);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("bounds");
     struct {
@@ -558,6 +647,7 @@ int main(void) {
         {"message", message_note_single_distinct},
         {"log", log_value_cut},
         {"log", log_request_fields_cut_marked},
+        {"log", log_audit_errors},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);

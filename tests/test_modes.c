@@ -16,6 +16,8 @@
 #define HEAD "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"response\":"
 #define LONG_OK "a.io/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" /* 64 bytes */
 #define TOO_LONG_TEXT "spec.managedBy: Too long: may not be more than 63 bytes"
+/* What a warn-mode warning starts with (docs/modes.md "Warnings") */
+#define WARN(id) "jobguard (" id ", warn mode; denied in deny mode): "
 
 static struct jg_request req;
 static struct jg_config cfg;
@@ -95,12 +97,12 @@ END_TEST
 START_TEST(warn_allows_with_one_warning) {
     managed_by(LONG_OK);
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_WARN;
-    ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" TOO_LONG_TEXT
-                                   "\"]}}");
+    ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" WARN(
+                                   "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
     ck_assert_uint_eq(out.rules, 0);
     ck_assert_uint_eq(out.rules_warn, bit(JG_R_MANAGED_BY_LENGTH));
-    ck_assert_str_eq(out.warnings.data, TOO_LONG_TEXT "\n");
+    ck_assert_str_eq(out.warnings.data, WARN("ALWAYS-ManagedByLength") TOO_LONG_TEXT "\n");
 }
 END_TEST
 
@@ -111,8 +113,8 @@ START_TEST(warn_update_reports_once) {
     managed_by(LONG_OK);
     req.old_object.spec.managed_by = req.object.spec.managed_by;
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_WARN;
-    ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" TOO_LONG_TEXT
-                                   "\"]}}");
+    ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" WARN(
+                                   "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
 }
 END_TEST
 
@@ -164,9 +166,11 @@ START_TEST(mixed_strictest_wins_others_attached) {
     ck_assert_ptr_null(strstr(r, "FieldValueTooLong"));
     ck_assert_ptr_null(strstr(out.message.data, "Too long"));
     ck_assert_uint_eq(out.n_errors, 1);
-    const char *tail = "\"code\":422},\"warnings\":[\"" TOO_LONG_TEXT "\"]}}";
+    const char *tail =
+        "\"code\":422},\"warnings\":[\"" WARN("ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}";
     ck_assert_str_eq(r + strlen(r) - strlen(tail), tail);
-    ck_assert_uint_lt(resp.len, all_deny_len + strlen(TOO_LONG_TEXT) + 20);
+    ck_assert_uint_lt(resp.len,
+                      all_deny_len + strlen(WARN("ALWAYS-ManagedByLength") TOO_LONG_TEXT) + 20);
 
     /* deny + audit */
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_AUDIT;
@@ -181,7 +185,8 @@ START_TEST(mixed_strictest_wins_others_attached) {
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
     const char *want_start = HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
                                   "\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT "\"},\"warnings\":"
-                                  "[\"spec.managedBy: Invalid value: \\\"Acme.io\\\": a lowercase RFC "
+                                  "[\"" WARN("ALWAYS-ManagedByFormat")
+                                  "spec.managedBy: Invalid value: \\\"Acme.io\\\": a lowercase RFC "
                                   "1123 subdomain";
     ck_assert_int_eq(strncmp(r, want_start, strlen(want_start)), 0);
     ck_assert_uint_eq(out.rules_warn, bit(JG_R_MANAGED_BY_FORMAT));
@@ -193,7 +198,8 @@ START_TEST(mixed_strictest_wins_others_attached) {
     /* both warn: two warnings, in rule order */
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_WARN;
     admit();
-    ck_assert_str_eq(strchr(out.warnings.data, '\n') + 1, TOO_LONG_TEXT "\n");
+    ck_assert_str_eq(strchr(out.warnings.data, '\n') + 1,
+                     WARN("ALWAYS-ManagedByLength") TOO_LONG_TEXT "\n");
 }
 END_TEST
 
@@ -221,7 +227,8 @@ START_TEST(v1beta1_and_status_modes) {
     cfg.mode[JG_R_NON_NEGATIVE] = JG_MODE_WARN;
     ck_assert_str_eq(admit(), "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/"
                               "v1beta1\",\"response\":{\"uid\":\"u1\",\"allowed\":true,\"warnings\":"
-                              "[\"status.active: Invalid value: -1: must be greater than or equal "
+                              "[\"" WARN("ALWAYS-NonNeg")
+                              "status.active: Invalid value: -1: must be greater than or equal "
                               "to 0\"]}}");
 }
 END_TEST
@@ -243,13 +250,29 @@ START_TEST(warnings_are_bounded) {
     size_t lines = 0;
     for (size_t i = 0; i < w.len; i++)
         lines += w.data[i] == '\n';
-    /* each warning is "status.active: Invalid value: NNN 000…" = 134 bytes (+ a newline here) */
-    size_t kept = (JG_MAX_WARNINGS_TOTAL - 64) / 134;
+    /* each warning is "jobguard (ALWAYS-NonNeg, warn mode; denied in deny mode): status.active:
+     * Invalid value: NNN 000…" = 58 + 134 bytes (+ a newline here) */
+    size_t kept = (JG_MAX_WARNINGS_TOTAL - 64) / (58 + 134);
     ck_assert_uint_eq(lines, kept + 1);
     char note[64];
     snprintf(note, sizeof note, "jobguard: %zu more warnings omitted\n", 100 - kept);
     ck_assert_str_eq(w.data + w.len - strlen(note), note);
-    ck_assert_int_eq(strncmp(w.data, "status.active: Invalid value: 000 0000", 38), 0);
+    const char *first = WARN("ALWAYS-NonNeg") "status.active: Invalid value: 000 0000";
+    ck_assert_int_eq(strncmp(w.data, first, strlen(first)), 0);
+    /* the prefix counts toward the 256 bytes of one warning: 3 of 100 bytes more cut it */
+    jg_errors_reset(&e);
+    char longer[300];
+    snprintf(longer, sizeof longer, "%0170d", 0);
+    jg_err_invalid_omit(&e, JG_R_NON_NEGATIVE, "status.active", longer);
+    jg_buf_reset(&w);
+    jg_render_warnings(&e, &w);
+    ck_assert_uint_eq(w.len, JG_MAX_WARNING_BYTES + 1);
+    ck_assert_str_eq(w.data + JG_MAX_WARNING_BYTES - 3, "...\n");
+    jg_errors_reset(&e);
+    for (int i = 0; i < 100; i++) {
+        snprintf(detail, sizeof detail, "%03d %0100d", i, 0);
+        jg_err_invalid_omit(&e, JG_R_NON_NEGATIVE, "status.active", detail);
+    }
 
     /* the audit value of the same errors: the aggregate, cut at 10 KiB */
     jg_buf a = JG_BUF_INIT;
@@ -368,7 +391,16 @@ START_TEST(allow_list_namespaces_and_values) {
     managed_by("z.io/ctl");
     admit();
     ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl", "")
-                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\"\n");
+                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                     "\"kueue.x-k8s.io/multikueue\"; "
+                     "\"z.io/ctl\" is allowed only in namespaces team-*, batch\n");
+    /* a value no entry names gets the list alone */
+    managed_by("y.io/ctl");
+    admit();
+    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "y.io/ctl", "")
+                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                     "\"kueue.x-k8s.io/multikueue\"\n");
+    managed_by("z.io/ctl");
     /* no controller listed at all: the reserved value is the one supported value */
     pol.n_controllers = 0;
     admit();
@@ -385,12 +417,17 @@ END_TEST
 START_TEST(allow_list_update_cronjob_and_modes) {
     allow_list();
     managed_by("x.io/other");
-    /* UPDATE too (immutability does not fire: the value is unchanged) */
+    /* UPDATE: an unchanged value is not re-checked (docs/rules.md §11.1), a changed one is */
     req.operation = JG_OP_UPDATE;
     req.old_object.present = true;
     req.old_object.spec.managed_by = req.object.spec.managed_by;
     admit();
-    ck_assert_uint_eq(out.rules, bit(JG_R_POLICY_ALLOWED_CONTROLLERS));
+    ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
+    req.old_object.spec.managed_by.set = false;
+    admit();
+    ck_assert_uint_eq(out.rules,
+                      bit(JG_R_POLICY_ALLOWED_CONTROLLERS) | bit(JG_R_MANAGED_BY_IMMUTABLE));
+    req.old_object.spec.managed_by = req.object.spec.managed_by;
     /* the status subresource is not the allow-list's business */
     req.sub_resource = S("status");
     admit();
@@ -410,6 +447,7 @@ START_TEST(allow_list_update_cronjob_and_modes) {
     admit();
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
     ck_assert_str_eq(out.warnings.data,
+                     WARN("Policy-AllowedControllers")
                      "spec.jobTemplate.spec.managedBy: Unsupported value: \"x.io/other\": supported "
                      "values: \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\", "
                      "\"z.io/ctl\"\n");
@@ -554,7 +592,8 @@ START_TEST(status_writers_precedence_and_modes) {
     cfg.mode[JG_R_POLICY_STATUS_WRITERS] = JG_MODE_WARN;
     const char *r = admit();
     ck_assert_int_eq(out.code, 422);
-    const char *tail = "\"code\":422},\"warnings\":[\"User \\\"alice\\\" cannot update the status "
+    const char *tail = "\"code\":422},\"warnings\":[\"" WARN("Policy-StatusWriters")
+                       "User \\\"alice\\\" cannot update the status "
                        "of a Job managed by \\\"example.com/ctl\\\"\"]}}";
     ck_assert_str_eq(r + strlen(r) - strlen(tail), tail);
     /* in audit mode with the Invalid error warned: allowed, both attached */
@@ -563,7 +602,8 @@ START_TEST(status_writers_precedence_and_modes) {
     ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
                                    "\"Policy-StatusWriters\":\"User \\\"alice\\\" cannot update "
                                    "the status of a Job managed by \\\"example.com/ctl\\\"\"},"
-                                   "\"warnings\":[\"status.active: Invalid value: -1: must be "
+                                   "\"warnings\":[\"" WARN("ALWAYS-NonNeg")
+                                   "status.active: Invalid value: -1: must be "
                                    "greater than or equal to 0\"]}}");
     /* the binding on and the Invalid rule off: the 403 */
     cfg.mode[JG_R_POLICY_STATUS_WRITERS] = JG_MODE_DENY;

@@ -270,7 +270,8 @@ START_TEST(allow_list_with_the_rows_reserved_value) {
     ck_assert_str_eq(errors_with(&cfg),
                      "Policy-AllowedControllers spec.runPolicy.managedBy: Unsupported value: "
                      "\"kueue.x-k8s.io/multikueue\": supported values: "
-                     "\"kubeflow.org/training-operator\"");
+                     "\"kubeflow.org/training-operator\"; \"kueue.x-k8s.io/multikueue\" is allowed "
+                     "only in namespaces team-*");
     req.namespace_ = S("team-a");
     ck_assert_str_eq(errors_with(&cfg), "");
     /* MPIJob: the request's version picks the row, and so the reserved value */

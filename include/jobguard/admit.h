@@ -43,6 +43,7 @@ struct jg_outcome {
     jg_buf causes; /* denial: one "<field>: <body>\n" line per cause, then "[truncated N errors]\n"
                     * when some were omitted; 403: the reason line; owned */
     jg_buf warnings; /* the response's warnings, one per line; owned */
+    struct jg_errors audit; /* the audit-mode errors, for the `admission audit` log line; owned */
 };
 
 void jg_outcome_init(struct jg_outcome *o);

@@ -37,6 +37,8 @@ struct jg_field_error {
     enum jg_err_type type;
     size_t field_off, field_len; /* into jg_errors.text */
     size_t body_off, body_len;   /* "Invalid value: 2: detail" */
+    size_t value_off, value_len; /* the bad value as the body renders it ("2", "\"x\""); len 0:
+                                  * the error has none (Required, Too long, Forbidden, ...) */
 };
 
 struct jg_errors {
@@ -83,6 +85,10 @@ void jg_err_duplicate_json(struct jg_errors *e, int rule, const char *field, jg_
  * apimachinery renders an empty list. The list is cut at JG_MAX_VALUE_BYTES like a detail. */
 void jg_err_not_supported(struct jg_errors *e, int rule, const char *field, jg_str v,
                           const jg_str *valid, size_t n);
+/* The same with jobguard's own note after the list, `; <note>` (nothing when note is empty):
+ * Kubernetes' text stays the prefix (docs/rules.md §11.1). */
+void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field, jg_str v,
+                               const jg_str *valid, size_t n, jg_str note);
 /* field.Forbidden(field, detail): `<field>: Forbidden: <detail>` (a 422 cause, unlike the
  * request-level Forbidden below). */
 void jg_err_field_forbidden(struct jg_errors *e, int rule, const char *field, const char *detail);
@@ -96,6 +102,9 @@ static inline jg_str jg_err_field(const struct jg_errors *e, size_t i) {
 static inline jg_str jg_err_body(const struct jg_errors *e, size_t i) {
     return (jg_str){e->text.data + e->v[i].body_off, e->v[i].body_len};
 }
+static inline jg_str jg_err_value(const struct jg_errors *e, size_t i) {
+    return (jg_str){e->text.data + e->v[i].value_off, e->v[i].value_len};
+}
 const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
 
 /* errors.NewInvalid's message: `<Kind>.<group> "<name>" is invalid: <aggregate>`, where the
@@ -104,10 +113,12 @@ const char *jg_err_reason(enum jg_err_type t); /* FieldValueInvalid, ... */
 void jg_render_message(const struct jg_errors *e, const char *kind, const char *group, jg_str name,
                        jg_buf *out);
 
-/* The warnings for the errors of `e` (docs/modes.md): one `<field>: <body>` line each (the body
- * alone for a Forbidden), duplicates dropped, each at most JG_MAX_WARNING_BYTES, all together at
- * most JG_MAX_WARNINGS_TOTAL; the warnings that fit are written in order, and those past it (and
- * the errors left out of the list) are counted in one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains one). */
+/* The warnings for the errors of `e` (docs/modes.md): one line each, `jobguard (<rule ID>, warn
+ * mode; denied in deny mode): <field>: <body>` (the body alone for a Forbidden), duplicates dropped,
+ * each at most JG_MAX_WARNING_BYTES, all together at most JG_MAX_WARNINGS_TOTAL; the warnings that
+ * fit are written in order, and those past it (and the errors left out of the list) are counted in
+ * one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains
+ * one). */
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out);
 
 /* The audit annotation value for the errors of `rule` in `e`: the aggregate as in the denial

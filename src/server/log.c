@@ -2,6 +2,8 @@
 #include "jobguard/server/log.h"
 
 #include "jobguard/admit.h"
+#include "jobguard/rules.h"
+#include "jobguard/verdict.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -95,20 +97,26 @@ static bool text_needs_quotes(const char *v, size_t n) {
     return false;
 }
 
-void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n) {
-    put_key(l, key);
+/* v, cut to its first `max` bytes at a UTF-8 boundary and client-go's marker when longer, as a
+ * JSON string (or bare in text format when it needs no quotes). */
+static void put_value(jg_buf *b, bool json, const char *v, size_t n, size_t max) {
     char cut[JG_LOG_MAX_VALUE + 48];
-    if (n > JG_LOG_MAX_VALUE) { /* first bytes at a UTF-8 boundary, then client-go's marker */
-        size_t k = jg_utf8_cut(v, n, JG_LOG_MAX_VALUE);
+    if (n > max) {
+        size_t k = jg_utf8_cut(v, n, max);
         memcpy(cut, v, k);
         int m = snprintf(cut + k, sizeof cut - k, " [truncated %zu bytes]", n - k);
         v = cut;
         n = k + (size_t)m;
     }
-    if (l->json || text_needs_quotes(v, n))
-        jg_buf_json_string(&l->b, v, n);
+    if (json || text_needs_quotes(v, n))
+        jg_buf_json_string(b, v, n);
     else
-        jg_buf_put(&l->b, v, n);
+        jg_buf_put(b, v, n);
+}
+
+void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n) {
+    put_key(l, key);
+    put_value(&l->b, l->json, v, n, JG_LOG_MAX_VALUE);
 }
 
 void jg_log_str(struct jg_log *l, const char *key, const char *v) {
@@ -165,6 +173,47 @@ void jg_log_request(struct jg_log *l, const struct jg_outcome *o) {
     jg_log_str(l, "resource", o->resource);
     jg_log_str(l, "subresource", o->sub_resource);
     jg_log_bool(l, "dry_run", o->dry_run);
+}
+
+/* `,"name":<value cut at JG_LOG_MAX_ERROR_VALUE>` of one error object */
+static void put_member(jg_buf *b, const char *name, jg_str v) {
+    jg_buf_printf(b, ",\"%s\":", name);
+    put_value(b, true, v.p, v.n, JG_LOG_MAX_ERROR_VALUE);
+}
+
+void jg_log_errors(struct jg_log *l, const char *key, const struct jg_errors *e) {
+    jg_buf list = JG_BUF_INIT;
+    size_t shown = 0, listed[JG_LOG_MAX_ERRORS], left_out = e->omitted;
+    jg_buf_putc(&list, '[');
+    for (size_t i = 0; i < e->n; i++) {
+        /* a repeat of a listed error is dropped (on UPDATE the format check runs twice,
+         * docs/rules.md §2.6); compared with the listed ones only, so the cost stays linear */
+        bool dup = false;
+        for (size_t j = 0; j < shown && !dup; j++)
+            dup = jg_str_eq(jg_err_field(e, i), jg_err_field(e, listed[j])) &&
+                  jg_str_eq(jg_err_body(e, i), jg_err_body(e, listed[j]));
+        if (dup) continue;
+        if (shown == JG_LOG_MAX_ERRORS) {
+            left_out++;
+            continue;
+        }
+        listed[shown] = i;
+        const char *rule = jg_rules[e->v[i].rule].name;
+        jg_buf_puts(&list, shown++ ? ",{\"rule\":" : "{\"rule\":");
+        jg_buf_json_string(&list, rule, strlen(rule));
+        if (e->v[i].field_len) put_member(&list, "field", jg_err_field(e, i));
+        if (e->v[i].value_len) put_member(&list, "value", jg_err_value(e, i));
+        put_member(&list, "message", jg_err_body(e, i));
+        jg_buf_putc(&list, '}');
+    }
+    jg_buf_putc(&list, ']');
+    if (!list.oom) jg_log_raw(l, key, list.data, list.len);
+    jg_buf_free(&list);
+    if (left_out) {
+        char k[64];
+        snprintf(k, sizeof k, "%s_omitted", key);
+        jg_log_uint(l, k, left_out);
+    }
 }
 
 void jg_log_msg(enum jg_log_level level, const char *msg) {

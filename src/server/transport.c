@@ -426,6 +426,8 @@ static void log_notes(const struct jg_outcome *o, const char *msg, uint64_t rule
     if (!rules || !jg_log_begin(&l, JG_LOG_INFO, msg)) return;
     jg_log_request(&l, o);
     log_rules(&l, rules);
+    /* an audited request is allowed: the line is the only place its value and message are seen */
+    if (!warnings) jg_log_errors(&l, "errors", &o->audit);
     if (warnings) {
         jg_buf list = JG_BUF_INIT;
         jg_buf_putc(&list, '[');

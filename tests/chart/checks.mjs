@@ -751,6 +751,14 @@ function scenarios(ctx) {
     c('NOTES: helm test says it verifies with the caBundle the API server holds', n.ok && /verifies jobguard with the caBundle the API server holds/.test(n.notes || ''), n.notes);
     const n1 = notes({ set: ['replicaCount=1'] });
     c('NOTES: replicaCount 1 warns', n1.ok && /WARNING: one replica/.test(n1.notes || ''), n1.err?.trim() || n1.notes);
+    c('NOTES: a default install says it denies with jobguard\'s own rules and how to start in audit', n.ok &&
+      /Rule modes: deny for every rule policy\.modes does not name\./.test(n.notes || '') &&
+      /Target-DelegationUnsupported/.test(n.notes || '') &&
+      /--set-json 'policy\.modes=\{"\*":"audit"\}'/.test(n.notes || ''), n.notes);
+    const na = notes({ values: { policy: { modes: { '*': 'audit', 'Policy-AllowedControllers': 'deny' } } } });
+    c('NOTES: started in audit, it says so and drops the hint', na.ok &&
+      /Rule modes: audit for every rule policy\.modes does not name \(1 named\)\./.test(na.notes || '') &&
+      /admission audit/.test(na.notes || '') && !/To start without refusing/.test(na.notes || ''), na.err?.trim() || na.notes);
   }
 
   // 2. another release name and namespace

@@ -33,8 +33,8 @@ expect_rc "disable-rule allows" 0 "$bin" check --disable-rule ALWAYS-ManagedByIm
 # --mode: warn and audit allow, with the denial's text as a warning or an annotation
 R=$cases/r-update-managedby-changed/review.json
 expect_rc "mode warn allows" 0 "$bin" check --explain --mode ALWAYS-ManagedByImmutable=warn "$R"
-expect_grep "warning in the response" "$tmp/out" '"allowed":true,"warnings":["spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]}}'
-expect_grep "explain prints the warning as kubectl does" "$tmp/err" 'Warning: spec.managedBy: Invalid value: "kubernetes.io/job-controller": field is immutable'
+expect_grep "warning in the response, naming jobguard, the rule and what deny mode does" "$tmp/out" '"allowed":true,"warnings":["jobguard (ALWAYS-ManagedByImmutable, warn mode; denied in deny mode): spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]}}'
+expect_grep "explain prints the warning as kubectl does" "$tmp/err" 'Warning: jobguard (ALWAYS-ManagedByImmutable, warn mode; denied in deny mode): spec.managedBy: Invalid value: "kubernetes.io/job-controller": field is immutable'
 expect_rc "mode * audit allows" 0 "$bin" check --mode '*=audit' "$R"
 expect_grep "audit annotation keyed by rule ID" "$tmp/out" '"allowed":true,"auditAnnotations":{"ALWAYS-ManagedByImmutable":"spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"}}}'
 expect_rc "later --mode wins" 1 "$bin" check --mode '*=off' --mode ALWAYS-ManagedByImmutable=deny "$R"

@@ -45,6 +45,50 @@ expect_grep "help names both subcommands" "$tmp/out" "jobguard policy show [FILE
 expect_rc "top-level help" 0 "$bin" --help
 expect_grep "top-level help lists policy" "$tmp/out" "  policy "
 
+# a statusWriters binding for a kind's own reserved value: the status webhooks never send those
+# writes, so policy check (and serve) refuse it, naming the rows (docs/policy.md)
+printf '{"controllers": [{"name": "kueue.x-k8s.io/multikueue"}, {"name": "kubeflow.org/mpi-operator", "statusWriters": {"users": ["system:serviceaccount:mpi-operator:mpi-operator"]}}]}' >"$tmp/reserved.json"
+expect_rc "a binding for a reserved value is refused" 2 "$bin" policy check "$tmp/reserved.json"
+expect_grep "the refusal names the value and its row" "$tmp/err" \
+    "controllers[1].statusWriters: \"kubeflow.org/mpi-operator\" is the reserved value of MPIJob.kubeflow.org: an object naming its own kind's controller is not delegated"
+expect_rc "check --policy-file refuses it too (serve reads the file the same way)" 2 "$bin" check --policy-file "$tmp/reserved.json" "$cases/p07-status-writer-allowed/review.json"
+expect_grep "  naming the policy problem" "$tmp/err" "controllers[1].statusWriters"
+printf '{"controllers": [{"name": "kubernetes.io/job-controller"}], "allowUnlistedControllers": false}' >"$tmp/reserved-plain.json"
+expect_rc "the reserved value without statusWriters is fine" 0 "$bin" policy check "$tmp/reserved-plain.json"
+
+# lint warnings: valid files whose settings do not do what they seem (docs/policy.md "Lint
+# warnings"); exit 0, or 1 with --strict
+cat >"$tmp/lint.json" <<'J'
+{"controllers": [
+  {"name": "kueue.x-k8s.io/multikueue", "namespaces": ["team-*"]},
+  {"name": "example.com/ctl", "statusWriters": {"users": ["kueue-controller-manager",
+    "system:serviceaccount:kueue-system", "system:serviceaccount:kueue-system:kueue-controller-manager",
+    "alice@example.com", "oidc:alice", "system:serviceaccount:Kueue:x"]}}]}
+J
+expect_rc "warnings keep exit 0" 0 "$bin" policy check "$tmp/lint.json"
+expect_eq "summary and four warnings" "$(wc -l <"$tmp/out") $(grep -c '^warning: ' "$tmp/out")" "5 4"
+expect_grep "an entry without statusWriters while allowUnlistedControllers is true" "$tmp/out" \
+    'warning: controllers[0] "kueue.x-k8s.io/multikueue" has no effect: allowUnlistedControllers is true, so the controllers list is not an allow-list and every managedBy value is allowed; set "allowUnlistedControllers": false to allow only the listed controllers'
+expect_grep "a bare service-account name" "$tmp/out" \
+    'warning: controllers[1].statusWriters.users[0] "kueue-controller-manager" is a bare name: it matches only a user authenticated as exactly that name; a service account authenticates as system:serviceaccount:<namespace>:kueue-controller-manager'
+expect_grep "a service account without its name" "$tmp/out" \
+    'warning: controllers[1].statusWriters.users[1] "system:serviceaccount:kueue-system" can never match'
+expect_grep "a service account with a namespace that is not one" "$tmp/out" \
+    'warning: controllers[1].statusWriters.users[5] "system:serviceaccount:Kueue:x" can never match'
+expect_rc "--strict turns warnings into exit 1" 1 "$bin" policy check --strict "$tmp/lint.json"
+expect_grep "--strict says why" "$tmp/err" "jobguard policy check: --strict: 4 warnings"
+expect_grep "  and still prints them" "$tmp/out" "warning: controllers[0]"
+expect_rc "--strict after the file" 1 "$bin" policy check "$tmp/lint.json" --strict
+expect_rc "--strict on a file without warnings" 0 "$bin" policy check --strict "$tmp/policy.json"
+expect_rc "--strict on an invalid file is still 2" 2 "$bin" policy check --strict "$tmp/bad.json"
+printf '{"controllers": [{"name": "x.io/a", "statusWriters": {"users": ["bad\\nname"]}}]}' >"$tmp/ctl.json"
+expect_rc "a control byte in a user name" 0 "$bin" policy check "$tmp/ctl.json"
+expect_eq "  is quoted, not written raw (no warning: not a bare name)" "$(wc -l <"$tmp/out")" 1
+printf '{"controllers": [{"name": "x.io/a", "statusWriters": {"users": ["system:serviceaccount:a\\nb:c"]}}]}' >"$tmp/ctl.json"
+expect_rc "a control byte in a malformed service account" 0 "$bin" policy check "$tmp/ctl.json"
+expect_grep "  is %q-quoted on one line" "$tmp/out" 'users[0] "system:serviceaccount:a\nb:c" can never match'
+expect_rc "unknown option" 2 "$bin" policy check --lenient "$tmp/lint.json"
+
 # --- policy show ---
 expect_rc "policy show defaults" 0 "$bin" policy show
 cp "$tmp/out" "$tmp/defaults.json"
@@ -77,7 +121,8 @@ expect_grep "summary counts rows, not the built-in rows they replace" "$tmp/out"
 # does not check the format, with a note naming the kinds that can carry it
 printf '{"controllers": [{"name": "kueue.x-k8s.io/multikueue"}, {"name": "my-custom-controller"}]}' >"$tmp/free.json"
 expect_rc "a free-form controller name is accepted" 0 "$bin" policy check "$tmp/free.json"
-expect_eq "summary and one note" "$(wc -l <"$tmp/out")" 2
+expect_eq "summary and one note (and the lint warnings of the two entries: no allow-list)" \
+    "$(grep -c '^note: ' "$tmp/out") $(grep -c '^warning: controllers\[[01]\] .* has no effect' "$tmp/out")" "1 2"
 expect_grep "the note names the kinds that can carry it and those that refuse it" "$tmp/out" \
     'note: controllers[1].name "my-custom-controller" is not a valid managedBy value: only PipelineRun.tekton.dev, TaskRun.tekton.dev can carry it (checkFormat false); the format check refuses it on Job.batch, CronJob.batch, JobSet.jobset.x-k8s.io,'
 printf '{"targets": [{"group": "tekton.dev", "versions": ["v1"], "kind": "PipelineRun", "resource": "pipelineruns", "managedByPath": "spec.managedBy", "reservedValue": "tekton.dev/pipeline"}, {"group": "tekton.dev", "versions": ["v1"], "kind": "TaskRun", "resource": "taskruns", "managedByPath": "spec.managedBy", "reservedValue": "tekton.dev/pipeline", "checkFormat": true}], "controllers": [{"name": "my-custom-controller"}]}' >"$tmp/free-checked.json"
@@ -108,7 +153,7 @@ expect_grep "denied with the immutable message" "$tmp/out" "field is immutable"
 expect_rc "--disable-rule wins over a deny mode" 0 "$bin" check --disable-rule ALWAYS-ManagedByImmutable --policy-file "$tmp/deny.json" "$review"
 expect_rc "--disable-rule after --policy-file too" 0 "$bin" check --policy-file "$tmp/deny.json" --disable-rule ALWAYS-ManagedByImmutable "$review"
 expect_rc "--mode wins over the file's deny (warn: allowed)" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=warn --policy-file "$tmp/deny.json" "$review"
-expect_grep "the immutable error comes back as a warning" "$tmp/out" '"warnings":["spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]'
+expect_grep "the immutable error comes back as a warning" "$tmp/out" '"warnings":["jobguard (ALWAYS-ManagedByImmutable, warn mode; denied in deny mode): spec.managedBy: Invalid value: \"kubernetes.io/job-controller\": field is immutable"]'
 expect_rc "--mode before or after the file alike; the file's other modes still apply" 0 "$bin" check --policy-file "$tmp/policy.json" --mode 'RejectDecreasingFailedCounter=deny' "$review"
 expect_rc "--mode deny wins over the file's off" 1 "$bin" check --policy-file "$tmp/policy.json" --mode ALWAYS-ManagedByImmutable=deny "$review"
 expect_rc "--disable-rule wins over --mode and the file" 0 "$bin" check --mode ALWAYS-ManagedByImmutable=deny --disable-rule ALWAYS-ManagedByImmutable --policy-file "$tmp/deny.json" "$review"

@@ -58,23 +58,27 @@ MIX=$CASES_DIR/r-status-update-denied
 	"$IMM/review.json" "$FMT/review.json" "$MIX/review.json" >"$TMP/modes.out" 2>&1
 expect_eq "Go client exit status (modes)" 0 "$?"
 mapfile -t got <"$TMP/modes.out"
-texts() { jq -c '[.response.status.details.causes[] | select(.field == "'"$2"'") | "\(.field): \(.message)"]' "$1/expected.json"; }
+# wtexts CASE FIELD RULE: the same errors as warn-mode warnings, prefixed with who warns (docs/modes.md)
+wtexts() { jq -c --arg p "jobguard ($3, warn mode; denied in deny mode): " '[.response.status.details.causes[] | select(.field == "'"$2"'") | "\($p)\(.field): \(.message)"]' "$1/expected.json"; }
 warns() { sed 's/.* warnings=//' <<<"$1"; }
 notes() { sed -E 's/.* annotations=(.*) warnings=.*/\1/' <<<"$1"; }
 expect_match "warn: immutability allowed" ' status=200 .* allowed=true .* code=0 causes= ' "${got[0]:-}"
-expect_eq "warn: the denial's text as the one warning" "$(texts "$IMM" spec.managedBy)" "$(warns "${got[0]:-}")"
+expect_eq "warn: the denial's text as the one warning, naming jobguard and the rule" "$(wtexts "$IMM" spec.managedBy ALWAYS-ManagedByImmutable)" "$(warns "${got[0]:-}")"
 expect_match "audit: bad format allowed, no warning" ' allowed=true .* warnings=null$' "${got[1]:-}"
 expect_eq "audit: annotation keyed by rule ID, the denial's text as value" \
 	"$(jq -c '{"ALWAYS-ManagedByFormat": [.response.status.details.causes[] | "\(.field): \(.message)"][0]}' "$FMT/expected.json")" \
 	"$(notes "${got[1]:-}")"
 expect_match "deny + warn: still denied, one cause left" ' allowed=false .* code=422 causes=status.conditions ' "${got[2]:-}"
-expect_eq "deny + warn: the warn-mode error rides along as a warning" "$(texts "$MIX" status.completionTime)" "$(warns "${got[2]:-}")"
+expect_eq "deny + warn: the warn-mode error rides along as a warning" "$(wtexts "$MIX" status.completionTime RejectCompleteJobWithoutCompletionTime)" "$(warns "${got[2]:-}")"
 sleep 0.2
 expect_eq "one 'admission warning' log line per warned request, with the rule ID" \
 	'["ALWAYS-ManagedByImmutable"] ["RejectCompleteJobWithoutCompletionTime"]' \
 	"$(grep '"msg":"admission warning"' "$SERVER_LOG" | jq -c .rules | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "one 'admission audit' log line, with the rule ID" '["ALWAYS-ManagedByFormat"]' \
 	"$(grep '"msg":"admission audit"' "$SERVER_LOG" | jq -c .rules)"
+expect_eq "  and each audited error: its rule, field, value and message (the denial's cause)" \
+	"$(jq -c '[.response.status.details.causes[] | {rule: "ALWAYS-ManagedByFormat", field, value: "\"Acme.io\"", message}]' "$FMT/expected.json")" \
+	"$(grep '"msg":"admission audit"' "$SERVER_LOG" | jq -c .errors)"
 expect_eq "the denial's log line names the deny-mode rule only" '["RejectCompleteJobWithoutSuccessCriteriaMet"]' \
 	"$(grep '"msg":"admission denied"' "$SERVER_LOG" | jq -c .rules)"
 expect_eq "rule_violations counts the warn mode" 1 "$(metric 'jobguard_rule_violations_total{rule="ALWAYS-ManagedByImmutable",kind="Job",mode="warn",dry_run="false"}')"

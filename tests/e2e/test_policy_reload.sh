@@ -56,7 +56,9 @@ jax_verdict() {
 
 printf '{"modes": {"ALWAYS-ManagedByImmutable": "deny"}}\n' >"$TMP/deny.json"
 printf '{"modes": {"ALWAYS-ManagedByImmutable": "off"},\n "controllers": [{"name": "kueue.x-k8s.io/multikueue"}],\n "targets": [{"group": "kubeflow.org", "versions": ["v1"], "kind": "JAXJob", "resource": "jaxjobs", "managedByPath": "spec.runPolicy.managedBy", "reservedValue": "kubeflow.org/training-operator", "delegationSupported": true}]}\n' >"$TMP/off.json"
-printf '{"controllers": [{"name": "kueue.x-k8s.io/multikueue", "namespaces": ["team-["]}]}\n' >"$TMP/bad.json"
+# refused by the reader: a status binding for Job's own controller, whose status writes the status
+# webhooks never send (docs/policy.md)
+printf '{"controllers": [{"name": "kubernetes.io/job-controller", "statusWriters": {"users": ["system:serviceaccount:kube-system:job-controller"]}}]}\n' >"$TMP/bad.json"
 sha_deny=$(sha256sum "$TMP/deny.json" | cut -d' ' -f1)
 sha_off=$(sha256sum "$TMP/off.json" | cut -d' ' -f1)
 configmap_install "$TMP/deny.json"
@@ -93,7 +95,7 @@ configmap_install "$TMP/bad.json"
 wait_metric "$KO" 1 10 && pass "bad policy refused (failure counter 1)" || fail "failure counter is $(metric "$KO")"
 line=$(grep '"msg":"policy reload rejected, keeping the current policy"' "$SERVER_LOG" | tail -1)
 expect_match "  logged as JSON at level error" '^\{.*"level":"error"' "$line"
-expect_match "  the error names file, JSON path and problem" "\"error\":\"$CM/policy.json: controllers\\[0\\].namespaces\\[0\\]: \\\\\"team-\\[\\\\\": '\\[' at byte 5 is not closed" "$line"
+expect_match "  the error names file, JSON path and problem" "\"error\":\"$CM/policy.json: controllers\\[0\\].statusWriters: \\\\\"kubernetes.io/job-controller\\\\\" is the reserved value of Job.batch, CronJob.batch" "$line"
 expect_match "  the serving sha256 is logged" "\"serving_sha256\":\"$sha_off\"" "$line"
 expect_eq "  policy_info keeps the old sha256" "$sha_off" "$(serving_sha)"
 expect_eq "  the old policy still decides" allowed "$(verdict)"
@@ -180,7 +182,7 @@ expect_eq "server exits 0" 0 "$SERVER_RC"
 "$JG" serve --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" --bind-address 127.0.0.1 \
 	--port "$(free_port)" --ops-port "$(free_port)" --policy-file "$TMP/bad.json" >"$TMP/bad.out" 2>&1
 expect_eq "invalid policy at start: exit 2" 2 "$?"
-expect_match "  the error on stderr" "jobguard serve: refusing to start: --policy-file: $TMP/bad.json: controllers\\[0\\].namespaces\\[0\\]: \"team-\\[\": '\\[' at byte 5 is not closed" "$(cat "$TMP/bad.out")"
+expect_match "  the error on stderr" "jobguard serve: refusing to start: --policy-file: $TMP/bad.json: controllers\\[0\\].statusWriters: \"kubernetes.io/job-controller\" is the reserved value" "$(cat "$TMP/bad.out")"
 JOBGUARD_POLICY_FILE=$TMP/nope.json "$JG" serve --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
 	--bind-address 127.0.0.1 --port "$(free_port)" --ops-port "$(free_port)" >"$TMP/env.out" 2>&1
 expect_eq "JOBGUARD_POLICY_FILE is read (missing file: exit 2)" 2 "$?"

@@ -55,6 +55,19 @@ struct jg_outcome;
  * ` [truncated N bytes]` (admit.h). */
 void jg_log_request(struct jg_log *l, const struct jg_outcome *o);
 
+/* The errors an `admission audit` line lists: at most JG_LOG_MAX_ERRORS, each string of them cut
+ * at JG_LOG_MAX_ERROR_VALUE bytes as any value is (docs/modes.md "Logs and metrics"). */
+#define JG_LOG_MAX_ERRORS 8
+#define JG_LOG_MAX_ERROR_VALUE 1024
+
+struct jg_errors;
+/* `key` (an array) with one object per error of `e`, in order, repeats of a listed one dropped:
+ * {"rule": ID, "field": ..., "value": <the bad value as the message renders it>, "message": <the
+ * body, as in details.causes>} ("field" and "value" left out when the error has none); then, when
+ * errors are not listed (past JG_LOG_MAX_ERRORS, or left out by the error list itself, verdict.h),
+ * `<key>_omitted`: how many. */
+void jg_log_errors(struct jg_log *l, const char *key, const struct jg_errors *e);
+
 /* Shorthand for a message with no fields. */
 void jg_log_msg(enum jg_log_level level, const char *msg);
 
