@@ -737,7 +737,7 @@ function scenarios(ctx) {
     c('NOTES: policy target rows are listed (a core-group resource without a trailing dot)', np.ok &&
       /2 CRD kinds, one CREATE\/UPDATE webhook each \(<kind>\.jobguard\.io\), failurePolicy Fail:\n\s+widgets\.example\.com, gadgets\n/.test(np.notes || ''), np.err?.trim() || np.notes);
     const nn = notes({ values: { targets: allTargets(false) } });
-    c('NOTES: no CRD line without target rows', nn.ok && !/CRD kind/.test(nn.notes || ''), nn.notes);
+    c('NOTES: no CRD line without target rows', nn.ok && !/CRD kinds, one CREATE\/UPDATE webhook|status webhook per CRD kind/.test(nn.notes || ''), nn.notes);
     const nos = notes({ values: { webhook: { objectSelector: { matchLabels: { 'jobguard.io/checked': 'true' } } } } });
     c('NOTES: an objectSelector is warned about', nos.ok && /WARNING: webhook\.objectSelector is set: anyone who may create or label/.test(nos.notes || ''), nos.err?.trim() || nos.notes);
     c('NOTES: no objectSelector warning by default', n.ok && !/objectSelector/.test(n.notes || ''), n.notes);
