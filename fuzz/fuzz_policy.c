@@ -3,10 +3,11 @@
  * The whole input is the file (exact-size heap copy). Asserted:
  *  - refused ⇒ one line naming the file first, and NULL; accepted ⇒ no message needed;
  *  - accepted ⇒ the snapshot holds what the reader promises: limits respected, every controller
- *    name a valid managedBy value, unique; every string non-empty where required; modes in
+ *    name a valid managedBy value unless a row in effect leaves the format unchecked, unique; every string non-empty where required; modes in
  *    range; sha256 is 64 lowercase hex digits; jg_policy_apply keeps --disable-rule rules off;
  *  - the same bytes load the same way twice (no hidden state). */
 #include "jobguard/policy.h"
+#include "jobguard/targets.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,12 +30,20 @@ static void check_policy(const struct jg_policy *p) {
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(p->targets[j].group, t->group) || strcmp(p->targets[j].kind, t->kind));
     }
+    /* a name that fails the managedBy format is accepted only while some row in effect leaves the
+     * format unchecked (Tekton's free-form values, docs/policy.md) */
+    bool free_form = false;
+    for (size_t i = 0; i < p->n_targets; i++)
+        free_form |= !p->targets[i].check_format;
+    for (size_t i = 0; i < jg_builtin_target_count; i++)
+        free_form |= !jg_builtin_targets[i].check_format && !jg_target_builtin_replaced(p, i);
     for (size_t i = 0; i < p->n_controllers; i++) {
         const struct jg_policy_controller *k = &p->controllers[i];
         struct jg_errors e;
         jg_errors_init(&e);
         jg_check_managed_by((jg_str){k->name, strlen(k->name)}, "name", &e);
-        CHECK(e.n == 0);
+        CHECK(e.n == 0 || free_form);
+        CHECK(strlen(k->name) >= 1 && strlen(k->name) <= 253);
         jg_errors_free(&e);
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(p->controllers[j].name, k->name) != 0);
