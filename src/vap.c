@@ -233,8 +233,8 @@ static void ns_cond(jg_buf *b, const struct jg_policy_controller *c) {
         if (glob_re(&re, c->namespaces.v[i])) {
             alts++;
         } else {
-            re.len = mark;
-            re.data[mark] = '\0';
+            re.len = mark; /* a glob that matches no namespace adds no alternative */
+            if (re.data) re.data[mark] = '\0';
         }
     }
     if (alts == 0) {

@@ -19,9 +19,12 @@
 // switching those rules off does not change jobguard's verdict; the others are listed as out of
 // scope (the Job status rules stay with the webhook). The first denial's text must be among the
 // VAP messages unless docs/vap.md says CEL cannot produce it (a list element's index, a value Go
-// quotes with escapes). Every emitted object is validated against the OpenAPI schema of
+// quotes with escapes). Then a property test (random policies and requests, the same comparison)
+// and the command's own options. Every emitted object is validated against the OpenAPI schema of
 // kubernetes-models (the version tests/chart/package.json pins). Prints "N in scope / M out of scope" and "N passed, M failed".
 import fs from 'node:fs';
+import os from 'node:os';
+import yaml from 'js-yaml';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { celEnv, parse, plan, isCelError } from '@bufbuild/cel';
@@ -175,6 +178,103 @@ for (const name of fs.readdirSync(opt.cases).sort()) {
     }
   }
 }
+// ---------------------------------------------------------------- property test
+// Random policies (controllers, namespace globs with *, ?, [...], [!...] and ranges, status
+// writers, exempt groups) and random requests: the VAP verdict must equal jobguard's with only
+// the VAP rules on (a seeded generator: the same cases every run; JOBGUARD_VAP_SEED picks others).
+let seed = Number(process.env.JOBGUARD_VAP_SEED || 20261125);
+const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return Math.floor((seed / 2147483648) * n); };
+const pick = (a) => a[rnd(a.length)];
+const some = (a, max) => Array.from({ length: rnd(max + 1) }, () => pick(a));
+const NAMES = ['kueue.x-k8s.io/multikueue', 'acme.io/a', 'acme.io/b', 'example.com/c'];
+const VALUES = [...NAMES, 'kubernetes.io/job-controller', 'jobset.sigs.k8s.io/jobset-controller',
+  'kubeflow.org/training-operator', 'Acme.io/x', 'acme.io/a b', '', 'acme.io', 'a/"q"\\', 'x'.repeat(60) + '/abcd', null];
+const USERS = ['alice', 'system:serviceaccount:kueue-system:kueue', 'bob'];
+const GROUPS = ['system:masters', 'ops', 'system:authenticated', 'writers'];
+function glob() {
+  const parts = ['a', 'b', '0', '-', '*', '?', '[ab]', '[!a]', '[a-c]', '[c-a]', '[0-9]', '[-a]'];
+  return Array.from({ length: 1 + rnd(4) }, () => pick(parts)).join('');
+}
+const NAMESPACES = ['a', 'b', 'ab', 'a-b', 'b0', 'c', '0', 'aa', 'team-a', 'abc', 'ba-'];
+const KINDS = [
+  { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', set: (o, v) => { o.spec.managedBy = v; } },
+  { group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', set: (o, v) => { o.spec.jobTemplate = { spec: { managedBy: v } }; } },
+  { group: 'jobset.x-k8s.io', version: 'v1alpha2', resource: 'jobsets', kind: 'JobSet', set: (o, v) => { o.spec.managedBy = v; } },
+  { group: 'kubeflow.org', version: 'v1', resource: 'jaxjobs', kind: 'JAXJob', set: (o, v) => { o.spec.runPolicy = { managedBy: v }; } },
+];
+function object(k, v, status) {
+  const o = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name: 'x' }, spec: {} };
+  if (v !== null) k.set(o, v);
+  if (status !== undefined) o.status = status;
+  return o;
+}
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'jobguard-vap-'));
+const PROPERTY_POLICIES = 40;
+const PROPERTY_REQUESTS = 12;
+let propertyCases = 0;
+for (let i = 0; i < PROPERTY_POLICIES; i++) {
+  const controllers = Array.from({ length: 1 + rnd(3) }, () => {
+    const c = { name: pick(NAMES) };
+    if (rnd(3)) c.namespaces = Array.from({ length: 1 + rnd(2) }, glob);
+    if (rnd(2)) c.statusWriters = { users: some(USERS, 2), groups: some(GROUPS, 1) };
+    return c;
+  });
+  const policy = { controllers, allowUnlistedControllers: rnd(4) !== 0 };
+  if (rnd(2)) policy.statusWriterExemptGroups = some(GROUPS, 2);
+  const pf = path.join(work, `policy-${i}.json`);
+  fs.writeFileSync(pf, JSON.stringify(policy));
+  if (spawnSync(opt.jobguard, ['policy', 'check', pf]).status !== 0) continue; // a glob the file refuses
+  const list = vaps(['--policy-file', pf]);
+  for (let r = 0; r < PROPERTY_REQUESTS; r++) {
+    const k = pick(KINDS);
+    const op = pick(['CREATE', 'UPDATE', 'UPDATE']);
+    const status = op === 'UPDATE' && k.kind !== 'CronJob' && rnd(2) ? 'status' : undefined;
+    const v = pick(VALUES);
+    const old = rnd(3) ? v : pick(VALUES);
+    const req = {
+      uid: `p${i}-${r}`, kind: { group: k.group, version: k.version, kind: k.kind },
+      resource: { group: k.group, version: k.version, resource: k.resource }, name: 'x',
+      namespace: pick(NAMESPACES), operation: op,
+      userInfo: { username: pick(USERS), groups: some(GROUPS, 2) },
+      object: object(k, v, status ? { active: 1 } : undefined),
+      oldObject: op === 'UPDATE' ? object(k, old, status ? { active: 0 } : undefined) : null,
+    };
+    if (status) req.subResource = 'status';
+    const text = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
+    const want = check_(['--policy-file', pf, ...offFlags], text);
+    if (!check(`property ${req.uid}: jobguard check answers`, want)) continue;
+    const got = vapVerdict(list, req);
+    propertyCases++;
+    check(`property ${req.uid}: CEL evaluates without error`, got.errors.length === 0, got.errors.join('; '));
+    const g = { allowed: got.denied.length === 0, warned: got.warned.length > 0, audited: got.audited.length > 0 };
+    check(`property ${req.uid}: VAP verdict equals jobguard's`, same(g, verdictOf(want)),
+      `policy ${JSON.stringify(policy)} request ${JSON.stringify({ ns: req.namespace, op, status, kind: k.kind, v, old, user: req.userInfo })}: VAP ${JSON.stringify(got.denied.map((d) => d.msg))}, jobguard ${want.status?.message || 'allowed'}`);
+  }
+}
+fs.rmSync(work, { recursive: true, force: true });
+check('property test ran requests', propertyCases >= 200, `${propertyCases}`);
+console.log(`property test: ${propertyCases} random requests under random policies`);
+
+// ---------------------------------------------------------------- the command itself
+{
+  const j = spawnSync(opt.jobguard, ['vap', '--output', 'json'], { encoding: 'utf8' });
+  const y = spawnSync(opt.jobguard, ['vap'], { encoding: 'utf8' });
+  let docs = [];
+  try { docs = yaml.loadAll(y.stdout); } catch (e) { check('vap: the YAML parses', false, e.message); }
+  check('vap: the YAML output is the JSON output', j.status === 0 && y.status === 0 &&
+    JSON.stringify(docs) === JSON.stringify(JSON.parse(j.stdout).items));
+  const names = (args) => JSON.parse(spawnSync(opt.jobguard, ['vap', '--output', 'json', ...args], { encoding: 'utf8' }).stdout).items.map((o) => o.metadata.name);
+  check('vap: Job and CronJob format only below 1.32', names(['--kubernetes-version', '1.31']).includes('jobguard-jobs.batch-deny') &&
+    !names(['--kubernetes-version', '1.32']).includes('jobguard-jobs.batch-deny'));
+  check('vap: --name-prefix', names(['--name-prefix', 'jg']).every((n) => n.startsWith('jg-')));
+  check('vap: a rule off is not emitted', !names(['--mode', '*=off']).length);
+  for (const bad of [['--kubernetes-version', '1.29'], ['--kubernetes-version', '1.3x'], ['--output', 'xml'],
+    ['--name-prefix', 'Bad_'], ['--mode', 'Nope=deny'], ['--policy-file', '/nonexistent'], ['--bogus']]) {
+    const r = spawnSync(opt.jobguard, ['vap', ...bad], { encoding: 'utf8' });
+    check(`vap ${bad.join(' ')}: exit 2 with a reason`, r.status === 2 && r.stdout === '' && r.stderr.startsWith('jobguard vap: '), r.stderr);
+  }
+}
+
 console.log(`${inScope.length} in scope / ${outOfScope.length} out of scope`);
 for (const o of outOfScope) console.log(`  out of scope: ${o}`);
 console.log(`denial texts: ${exact} exact, inexact by documented class: ${JSON.stringify(inexact)}`);
