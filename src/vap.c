@@ -554,6 +554,10 @@ static void new_vals(struct vals *vs) {
 
 /* The user may write the status of objects managed by the value of `v` (a variable name) under
  * the policy (docs/rules.md §11.2): an exempt group, no binding entry, or a listed writer. */
+/* "a group of the user is in <list>" (the list follows, then ')'); a request without groups has
+ * none, rather than an error that failurePolicy would decide. */
+#define GROUPS_HAVE "(has(request.userInfo.groups) && request.userInfo.groups.exists(x, x in "
+
 static void lit_list(jg_buf *b, const struct jg_strv *l) {
     jg_buf_putc(b, '[');
     for (size_t k = 0; k < l->n; k++) {
@@ -564,9 +568,9 @@ static void lit_list(jg_buf *b, const struct jg_strv *l) {
 }
 
 static void writer_ok(jg_buf *b, const struct jg_policy *p, const char *v) {
-    jg_buf_puts(b, "(request.userInfo.groups.exists(x, x in ");
+    jg_buf_puts(b, "(" GROUPS_HAVE);
     lit_list(b, &p->status_writer_exempt);
-    jg_buf_putc(b, ')');
+    jg_buf_puts(b, "))");
     /* pass 0: "no entry binds it"; pass 1: "an entry binding it lists the user or a group" */
     for (int pass = 0; pass < 2; pass++) {
         jg_buf_puts(b, pass ? "" : " || !(false");
@@ -580,9 +584,9 @@ static void writer_ok(jg_buf *b, const struct jg_policy *p, const char *v) {
             if (pass) {
                 jg_buf_puts(b, " && (request.userInfo.username in ");
                 lit_list(b, &c->writer_users);
-                jg_buf_puts(b, " || request.userInfo.groups.exists(x, x in ");
+                jg_buf_puts(b, " || " GROUPS_HAVE);
                 lit_list(b, &c->writer_groups);
-                jg_buf_puts(b, "))");
+                jg_buf_puts(b, ")))");
             }
             jg_buf_putc(b, ')');
         }

@@ -91,7 +91,7 @@ function matches(p, req) {
 
 // The API server's verdict: denied with the Deny messages, warned, audited; errors fail closed.
 function vapVerdict(list, req) {
-  const request = { ...req, namespace: req.namespace ?? '', userInfo: { username: '', groups: [], ...req.userInfo } };
+  const request = { ...req, namespace: req.namespace ?? '', userInfo: { username: '', ...req.userInfo } };
   const out = { denied: [], warned: [], audited: [], errors: [] };
   for (const { p, b } of list) {
     if (!matches(p, req)) continue;
@@ -240,6 +240,7 @@ for (let i = 0; i < PROPERTY_POLICIES; i++) {
       oldObject: op === 'UPDATE' ? object(k, old, status ? { active: 0 } : undefined) : null,
     };
     if (status) req.subResource = 'status';
+    if (!req.userInfo.groups.length && rnd(2)) delete req.userInfo.groups; // a request without groups
     const text = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
     const want = check_(['--policy-file', pf, ...offFlags], text);
     if (!check(`property ${req.uid}: jobguard check answers`, want)) continue;
@@ -249,6 +250,24 @@ for (let i = 0; i < PROPERTY_POLICIES; i++) {
     const g = { allowed: got.denied.length === 0, warned: got.warned.length > 0, audited: got.audited.length > 0 };
     check(`property ${req.uid}: VAP verdict equals jobguard's`, same(g, verdictOf(want)),
       `policy ${JSON.stringify(policy)} request ${JSON.stringify({ ns: req.namespace, op, status, kind: k.kind, v, old, user: req.userInfo })}: VAP ${JSON.stringify(got.denied.map((d) => d.msg))}, jobguard ${want.status?.message || 'allowed'}`);
+  }
+}
+// A request without userInfo.groups (none listed, not an error) by a listed and an unlisted user.
+{
+  const pf = path.join(work, 'policy-groups.json');
+  fs.writeFileSync(pf, JSON.stringify({ controllers: [{ name: 'acme.io/a', statusWriters: { users: ['alice'] } }] }));
+  const k = KINDS[0];
+  for (const user of ['alice', 'bob']) {
+    const req = {
+      uid: `nogroups-${user}`, kind: { group: 'batch', version: 'v1', kind: 'Job' },
+      resource: { group: 'batch', version: 'v1', resource: 'jobs' }, subResource: 'status', name: 'x',
+      namespace: 'a', operation: 'UPDATE', userInfo: { username: user },
+      object: object(k, 'acme.io/a', { active: 1 }), oldObject: object(k, 'acme.io/a', { active: 0 }),
+    };
+    const want = check_(['--policy-file', pf, ...offFlags], JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req }));
+    const got = vapVerdict(vaps(['--policy-file', pf]), req);
+    check(`${req.uid}: CEL evaluates without error`, got.errors.length === 0, got.errors.join('; '));
+    check(`${req.uid}: VAP verdict equals jobguard's`, want && (got.denied.length === 0) === want.allowed && want.allowed === (user === 'alice'));
   }
 }
 fs.rmSync(work, { recursive: true, force: true });
