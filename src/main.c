@@ -16,6 +16,7 @@ static const struct command commands[] = {
     {"policy", jg_cmd_policy, "validate a policy file, or print the effective policy"},
     {"rules", jg_cmd_rules, "print the rule table"},
     {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},
+    {"vap", jg_cmd_vap, "print the policy as ValidatingAdmissionPolicies (no webhook)"},
 };
 
 static void usage(FILE *f) {

@@ -8,11 +8,11 @@
 #define MAX_MANAGED_BY_LENGTH 63  /* maxManagedByLength in pkg/apis/batch/validation */
 #define DNS1123_SUBDOMAIN_MAX 253 /* validation.DNS1123SubdomainMaxLength */
 
-static const char subdomain_detail[] =
+const char jg_subdomain_detail[] =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-static const char path_detail[] =
+const char jg_path_detail[] =
     "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')";
 
 static bool is_lower_alnum(unsigned char c) {
@@ -67,9 +67,9 @@ void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out) {
                 jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, host,
                                      "must be no more than 253 characters");
             if (!jg_is_dns1123_subdomain(host))
-                jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, host, subdomain_detail);
+                jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, host, jg_subdomain_detail);
             if (!is_http_path(path))
-                jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, path, path_detail);
+                jg_err_invalid_gostr(out, JG_R_MANAGED_BY_FORMAT, field, path, jg_path_detail);
         }
     }
     /* §2.3: bytes, not characters */

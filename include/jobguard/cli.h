@@ -8,6 +8,7 @@ int jg_cmd_check(int argc, char **argv);
 int jg_cmd_policy(int argc, char **argv);
 int jg_cmd_rules(int argc, char **argv);
 int jg_cmd_serve(int argc, char **argv);
+int jg_cmd_vap(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin) into `out`, refusing more than `max` bytes. On failure returns
  * false and writes a reason into err. */

@@ -26,11 +26,11 @@ const opt = { verbose: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '-v') opt.verbose = true;
-  else if (['--chart', '--work', '--helm', '--ca-bundle-file'].includes(a)) opt[a.slice(2).replace(/-(.)/g, (_, c) => c.toUpperCase())] = argv[++i];
+  else if (['--chart', '--work', '--helm', '--ca-bundle-file', '--vap-file'].includes(a)) opt[a.slice(2).replace(/-(.)/g, (_, c) => c.toUpperCase())] = argv[++i];
   else { console.error(`checks.mjs: unknown argument ${a}`); process.exit(2); }
 }
 if (!opt.chart || !opt.work || !opt.helm) {
-  console.error('usage: node checks.mjs --chart DIR --work DIR --helm PATH [--ca-bundle-file F] [-v]');
+  console.error('usage: node checks.mjs --chart DIR --work DIR --helm PATH [--ca-bundle-file F] [--vap-file F] [-v]');
   process.exit(2);
 }
 fs.rmSync(opt.work, { recursive: true, force: true });
@@ -722,6 +722,30 @@ function scenarios(ctx) {
   if (noPol) c('no policy check hook without a policy', find(noPol.docs, 'Job').length === 0);
   const off = renderOk(ctx, 'policy check hook disabled', { values: { policy: POLICY, policyCheck: { enabled: false } } });
   if (off) c('policy check hook disabled: no hook Job', find(off.docs, 'Job').length === 0);
+
+  // enforcement (docs/vap.md): vap renders exactly the objects `jobguard vap` printed and nothing
+  // else (no Deployment, webhook or certificate); both renders them next to the webhook.
+  if (opt.vapFile) {
+    const manifests = fs.readFileSync(opt.vapFile, 'utf8');
+    const printed = yaml.loadAll(manifests).filter(Boolean);
+    const vapKinds = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    const vap = renderOk(ctx, 'enforcement vap', { values: { enforcement: 'vap', vap: { manifests } } });
+    if (vap) {
+      c('enforcement vap: only the ValidatingAdmissionPolicies and bindings', vap.docs.length > 0 && vap.docs.every((d) => vapKinds.has(d.kind)), vap.docs.map(docId).join(', '));
+      // Helm orders a template's documents by kind; the objects themselves are unchanged
+      const sorted = (l) => JSON.stringify(l.map((d) => [docId(d), d]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+      c('enforcement vap: the objects jobguard vap printed', sorted(vap.docs) === sorted(printed));
+    }
+    const both = renderOk(ctx, 'enforcement both', { values: { enforcement: 'both', vap: { manifests } } });
+    if (both) {
+      c('enforcement both: the webhook and its Deployment', !!one(both.docs, 'Deployment') && !!one(both.docs, 'ValidatingWebhookConfiguration'));
+      c('enforcement both: and every printed object', both.docs.filter((d) => vapKinds.has(d.kind)).length === printed.length);
+    }
+    const web = renderOk(ctx, 'enforcement webhook ignores vap.manifests', { values: { vap: { manifests } } });
+    if (web) c('enforcement webhook: no ValidatingAdmissionPolicy', !web.docs.some((d) => vapKinds.has(d.kind)));
+  }
+  renderFails(ctx, 'enforcement vap without vap.manifests fails', { values: { enforcement: 'vap' } }, /enforcement: vap needs vap.manifests/);
+  renderFails(ctx, 'enforcement outside webhook, vap, both fails', { values: { enforcement: 'vpa' } }, /enforcement/, { lint: true });
 
 
   if (ctx.wants('NOTES')) {

@@ -151,11 +151,22 @@ if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.insta
 	cp "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed"
 fi
 
+# The ValidatingAdmissionPolicies of `jobguard vap` for enforcement: vap/both (when built).
+vapArgs=()
+if [[ -x $build/src/jobguard ]]; then
+	if "$build/src/jobguard" vap >"$work/vap.yaml" 2>"$work/vap.err"; then
+		vapArgs=(--vap-file "$work/vap.yaml")
+	else
+		failed=$((failed + 1))
+		echo "FAIL jobguard vap: $(tail -1 "$work/vap.err")"
+	fi
+fi
+
 # checks.mjs once per helm version; its failures are prefixed with the version.
 for hv in "${helms[@]}"; do
 	out=$work/checks-$hv.out
 	node "$nd/checks.mjs" --chart "$chart" --work "$work/render-$hv" --helm "$work/helm/$hv/helm" \
-		--ca-bundle-file "$c.bundle" ${JOBGUARD_CHART_VERBOSE:+-v} >"$out" 2>"$work/checks-$hv.err"
+		--ca-bundle-file "$c.bundle" "${vapArgs[@]}" ${JOBGUARD_CHART_VERBOSE:+-v} >"$out" 2>"$work/checks-$hv.err"
 	rc=$?
 	last=$(tail -n 1 "$out")
 	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then

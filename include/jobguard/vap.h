@@ -1,0 +1,21 @@
+/* vap: the policy as ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1) and their
+ * bindings, for the rules CEL can express (docs/vap.md). */
+#ifndef JOBGUARD_VAP_H
+#define JOBGUARD_VAP_H
+
+#include "jobguard/policy.h"
+#include "jobguard/rules.h"
+
+#include <jansson.h>
+
+struct jg_vap_options {
+    const char *prefix; /* object names start with it, e.g. "jobguard" */
+    bool job_rules;     /* also the Job/CronJob format, length and immutability (< 1.32) */
+};
+
+/* The objects in order (each policy followed by its binding), or NULL with the reason in err.
+ * cfg carries the modes (jg_policy_apply) and the policy (NULL = built-in rows only). */
+json_t *jg_vap_build(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
+                     size_t errcap);
+
+#endif
