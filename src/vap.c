@@ -308,6 +308,27 @@ static void allowed_controllers(struct gen *g, struct vals *vs, const char *fiel
         jg_buf_free(&tmp);
     }
     jg_buf_puts(&m, ").join(', ')");
+    /* a value refused only because its controller is limited to other namespaces says where it
+     * is allowed (rules.c namespace_note): the same globs, at most 8, then "and N more" */
+    for (size_t i = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *c = &p->controllers[i];
+        if (!c->namespaces.n) continue;
+        jg_buf note;
+        note = (jg_buf)JG_BUF_INIT;
+        jg_buf_puts(&note, "; ");
+        jg_buf_go_quote(&note, c->name, strlen(c->name));
+        jg_buf_puts(&note, " is allowed only in namespaces ");
+        size_t k = c->namespaces.n < 8 ? c->namespaces.n : 8;
+        for (size_t j = 0; j < k; j++)
+            jg_buf_printf(&note, "%s%s", j ? ", " : "", c->namespaces.v[j]);
+        if (c->namespaces.n > k) jg_buf_printf(&note, " and %zu more", c->namespaces.n - k);
+        jg_buf_puts(&m, " + (variables.mb == ");
+        lit(&m, c->name);
+        jg_buf_puts(&m, " ? ");
+        lit(&m, note.data);
+        jg_buf_puts(&m, " : '')");
+        jg_buf_free(&note);
+    }
     free(names);
     add(g, vs, JG_R_POLICY_ALLOWED_CONTROLLERS, e.data, NULL, m.data, "Invalid");
     jg_buf_free(&e);
@@ -664,7 +685,8 @@ static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version
         bool job = is_builtin_batch(t, "Job");
         if (g->o->job_rules) format_rules(g, &vs, field, "true");
         if (g->o->job_rules && job) immutable_rule(g, &vs, field);
-        allowed_controllers(g, &vs, field, t->reserved_value, "true");
+        /* like every kind, only when the value changes (docs/rules.md §11.1) */
+        allowed_controllers(g, &vs, field, t->reserved_value, "variables.changed");
         emit(g, t, by_version, false, main_variables(g, field), &vs);
         if (job) status_policy(g, t, by_version);
         return true;
