@@ -188,6 +188,13 @@ static void header(jg_buf *out, const char *name, const char *type, const char *
     jg_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A series without labels: its # HELP and # TYPE lines, then its value. */
+static void unlabelled(jg_buf *out, const char *name, const char *type, const char *help,
+                       uint64_t v) {
+    header(out, name, type, help);
+    jg_buf_printf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* Label values here come from const tables of plain tokens: nothing to escape. */
 void jg_metrics_render(jg_buf *out) {
     /* one copy, so every series of a scrape comes from the same moment (on the heap: ~90 KB) */
@@ -259,17 +266,16 @@ void jg_metrics_render(jg_buf *out) {
            "Requests on the webhook port being received or answered.");
     jg_buf_printf(out, "jobguard_requests_in_flight %lld\n", (long long)GET(m.in_flight));
 
-    header(out, "jobguard_memory_budget_bytes", "gauge",
-           "Bytes that request bodies and decisions in flight may hold together (--memory-budget).");
-    jg_buf_printf(out, "jobguard_memory_budget_bytes %llu\n",
-                  (unsigned long long)jg_budget_total());
-    header(out, "jobguard_memory_held_bytes", "gauge",
-           "Bytes of the memory budget reserved by requests in flight.");
-    jg_buf_printf(out, "jobguard_memory_held_bytes %llu\n", (unsigned long long)jg_budget_held());
-    header(out, "jobguard_requests_shed_total", "counter",
-           "Requests answered 503 before their body was read: the memory budget was full.");
-    jg_buf_printf(out, "jobguard_requests_shed_total %llu\n",
-                  (unsigned long long)jg_budget_refused());
+    unlabelled(out, "jobguard_memory_budget_bytes", "gauge",
+               "Bytes that request bodies and decisions in flight may hold together "
+               "(--memory-budget).",
+               jg_budget_total());
+    unlabelled(out, "jobguard_memory_held_bytes", "gauge",
+               "Bytes of the memory budget reserved by requests in flight.", jg_budget_held());
+    unlabelled(out, "jobguard_requests_shed_total", "counter",
+               "Requests answered 503 with Retry-After, their body dropped unread into memory: "
+               "the memory budget was full.",
+               jg_budget_refused());
 
     header(out, "jobguard_http_responses_total", "counter",
            "HTTP responses of the webhook port, by status code.");
