@@ -21,7 +21,8 @@
 // VAP messages unless docs/vap.md says CEL cannot produce it (a list element's index, a value Go
 // quotes with escapes). Then a property test (random policies and requests, the same comparison)
 // and the command's own options. Every emitted object is validated against the OpenAPI schema of
-// kubernetes-models (the version tests/chart/package.json pins). Prints "N in scope / M out of scope" and "N passed, M failed".
+// kubernetes-models (the version tests/chart/package.json pins) and, structurally, against the
+// field lists of each Kubernetes release given with --openapi (openapi.mjs, openapi.pins). Prints "N in scope / M out of scope" and "N passed, M failed".
 import fs from 'node:fs';
 import os from 'node:os';
 import yaml from 'js-yaml';
@@ -30,12 +31,13 @@ import { spawnSync } from 'node:child_process';
 import { celEnv, parse, plan, isCelError } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { loadRelease, validate } from './openapi.mjs';
 
 const argv = process.argv.slice(2);
 const opt = {};
 for (let i = 0; i < argv.length; i += 2) opt[argv[i].replace(/^--/, '')] = argv[i + 1];
-if (!opt.jobguard || !opt.cases) {
-  console.error('usage: node diff.mjs --jobguard BIN --cases DIR');
+if (!opt.jobguard || !opt.cases || !opt.openapi) {
+  console.error('usage: node diff.mjs --jobguard BIN --cases DIR --openapi REL=DIR[,REL=DIR...]');
   process.exit(2);
 }
 
@@ -58,6 +60,10 @@ function byIndexUpdateFlags(polArgs, req) {
   const rows = showCache.get(key).filter((t) => t.group === req.resource.group && t.resource === req.resource.resource);
   return rows.some((t) => t.nestedPaths.some((n) => n.listKeys.includes(''))) ? ['--mode', 'Target-NestedManagedBy=off'] : [];
 }
+
+// Kubernetes' field lists per release (openapi.mjs, openapi.pins); each must say its release.
+const releases = opt.openapi.split(',').map((x) => { const [rel, dir] = x.split('='); return { rel, r: loadRelease(dir) }; });
+let schemaChecked = 0;
 
 let passed = 0;
 let failed = 0;
@@ -88,6 +94,11 @@ function vaps(vapArgs) {
       let err = '';
       try { new Model(o).validate(); } catch (e) { err = e.message; }
       check(`schema: ${o.kind} ${o.metadata.name}`, err === '' && o.metadata.name.length <= 253, err);
+      for (const { r } of releases) {
+        const errs = validate(r, `V1${o.kind}`, o);
+        schemaChecked++;
+        check(`Kubernetes ${r.release} OpenAPI: ${o.kind} ${o.metadata.name}`, errs.length === 0, errs.join('; '));
+      }
     }
     const bindings = new Map(items.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding').map((b) => [b.spec.policyName, b]));
     vapCache.set(key, items.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((p) => ({ p, b: bindings.get(p.metadata.name) })));
@@ -387,6 +398,22 @@ console.log(`property test: ${propertyCases} random requests under random polici
   }
 }
 
+// The field lists are the releases pinned, and the check refuses what the API server refuses.
+for (const { rel, r } of releases) {
+  check(`OpenAPI field list ${rel}: generated from Kubernetes ${rel}`, r.release === rel, r.release);
+  const [p, b] = JSON.parse(spawnSync(opt.jobguard, ['vap', '--output', 'json'], { encoding: 'utf8' }).stdout).items;
+  const bad = structuredClone(p);
+  bad.spec.matchConstraints.bogus = 1;
+  bad.spec.failurePolicy = 3;
+  delete bad.spec.validations[0].expression;
+  const e = validate(r, 'V1ValidatingAdmissionPolicy', bad);
+  check(`OpenAPI ${rel}: an unknown field, a wrong type and a missing required field are refused`, e.length === 3, e.join('; '));
+  const nb = structuredClone(b);
+  delete nb.spec.policyName;
+  check(`OpenAPI ${rel}: a binding without policyName is refused`, validate(r, 'V1ValidatingAdmissionPolicyBinding', nb).length === 1);
+  check(`OpenAPI ${rel}: MutatingAdmissionPolicy v1 is no type of 1.30`, rel !== '1.30' || r.type('V1MutatingAdmissionPolicy') === null);
+}
+console.log(`OpenAPI: ${schemaChecked} object checks against Kubernetes ${releases.map((x) => x.rel).join(', ')}`);
 console.log(`${inScope.length} in scope / ${outOfScope.length} out of scope`);
 for (const o of outOfScope) console.log(`  out of scope: ${o}`);
 console.log(`denial texts: ${exact} exact, inexact by documented class: ${JSON.stringify(inexact)}`);
