@@ -13,6 +13,7 @@ static void usage(FILE *f) {
             "Usage: jobguard vap [--policy-file FILE] [--output yaml|json]\n"
             "                    [--kubernetes-version 1.30..1.37] [--job-rules]\n"
             "                    [--name-prefix P] [--mode ID=MODE]...\n"
+            "       jobguard vap --explain [--markdown] [same options]\n"
             "\n"
             "Prints ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects\n"
             "(admissionregistration.k8s.io/v1) that make the API server enforce, in-process,\n"
@@ -33,6 +34,9 @@ static void usage(FILE *f) {
             "  --job-rules               emit those Job and CronJob rules whatever the version\n"
             "  --name-prefix P           object names start with P- (default jobguard)\n"
             "  --mode ID=MODE            a rule's mode, over the policy file's (as check)\n"
+            "  --explain                 print, instead of the objects, every rule and target:\n"
+            "                            enforced by the VAP (validationActions, how) or not\n"
+            "                            (why); --markdown as a Markdown table (docs/vap.md)\n"
             "  --help                    this text\n"
             "\n"
             "Exit status: 0 printed, 2 bad arguments or policy (reason on stderr).\n");
@@ -85,10 +89,28 @@ static void yaml(FILE *f, const json_t *v, int indent, bool in_seq) {
     }
 }
 
+/* The rows of jg_vap_explain: a Markdown table, or one block per row. */
+static void print_explain(const json_t *rows, bool markdown) {
+    size_t i;
+    json_t *r;
+    if (markdown) puts("| Rule | Targets | VAP | How, or why not |\n|---|---|---|---|");
+    json_array_foreach(rows, i, r) {
+        const char *f[4];
+        static const char *const keys[4] = {"rule", "target", "vap", "how"};
+        for (int k = 0; k < 4; k++)
+            f[k] = json_string_value(json_object_get(r, keys[k]));
+        if (markdown)
+            printf("| %s | %s | %s | %s |\n", f[0], f[1], f[2], f[3]);
+        else
+            printf("%s\n  targets: %s\n  vap: %s\n  %s\n", f[0], f[1], f[2], f[3]);
+    }
+}
+
 int jg_cmd_vap(int argc, char **argv) {
     const char *policy_file = NULL, *output = "yaml";
     struct jg_vap_options o = {.prefix = "jobguard"};
     int minor = 35;
+    bool explain = false, markdown = false;
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     jg_config_modes_unset(&cfg);
     for (int i = 1; i < argc; i++) {
@@ -99,6 +121,10 @@ int jg_cmd_vap(int argc, char **argv) {
         }
         if (strcmp(a, "--job-rules") == 0) {
             o.job_rules = true;
+            continue;
+        }
+        if (strcmp(a, "--explain") == 0 || strcmp(a, "--markdown") == 0) {
+            *(a[2] == 'e' ? &explain : &markdown) = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -139,6 +165,10 @@ int jg_cmd_vap(int argc, char **argv) {
                     o.prefix);
             return 2;
         }
+    if (markdown && !explain) {
+        fprintf(stderr, "jobguard vap: --markdown goes with --explain\n");
+        return 2;
+    }
     if (minor < 32) o.job_rules = true;
     struct jg_policy *p = NULL;
     if (policy_file) {
@@ -151,11 +181,13 @@ int jg_cmd_vap(int argc, char **argv) {
     }
     jg_policy_apply(p, &cfg);
     char err[600];
-    json_t *objs = jg_vap_build(&cfg, &o, err, sizeof err);
+    json_t *objs = (explain ? jg_vap_explain : jg_vap_build)(&cfg, &o, err, sizeof err);
     int rc = 0;
     if (!objs) {
         fprintf(stderr, "jobguard vap: %s\n", err);
         rc = 2;
+    } else if (explain) {
+        print_explain(objs, markdown);
     } else if (strcmp(output, "json") == 0) {
         json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items",
                                  objs);

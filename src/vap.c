@@ -22,7 +22,28 @@ struct gen {
     char *err;
     size_t errcap;
     jg_buf b; /* scratch for one expression */
+    /* jg_vap_explain: what each rule becomes for the current row (NULL when building) */
+    json_t *explain;
+    const struct jg_policy_target *t;
+    bool by_version;
 };
+
+static const char *const actions[JG_MODE_OFF] = {"Deny", "Warn", "Audit"};
+
+/* Records, for --explain, how the current row's `rule` is enforced: `vap` NULL = by the
+ * validations added next to this call, in the rule's mode (its validationActions). */
+static void explain(struct gen *g, int rule, const char *vap, const char *how) {
+    if (!g->explain) return;
+    unsigned m = g->cfg->mode[rule];
+    if (m >= JG_MODE_COUNT) m = JG_MODE_DENY;
+    if (!vap) vap = (g->cfg->disabled >> rule & 1) || m == JG_MODE_OFF ? "no (mode off)" : actions[m];
+    char target[300];
+    snprintf(target, sizeof target, "%s%s%s", g->t->kind, g->by_version ? " " : "",
+             g->by_version ? g->t->versions.v[0] : "");
+    json_array_append_new(g->explain, json_pack("{s:s, s:s, s:s, s:s}", "rule",
+                                                jg_rules[rule].name, "target", target, "vap", vap,
+                                                "how", how));
+}
 
 /* A CEL single-quoted string literal. */
 static void lit(jg_buf *b, const char *s) {
@@ -262,7 +283,16 @@ static int cmp_cstr(const void *a, const void *b) {
 static void allowed_controllers(struct gen *g, struct vals *vs, const char *field,
                                 const char *reserved, const char *gate) {
     const struct jg_policy *p = g->cfg->policy;
-    if (!p || p->allow_unlisted_controllers) return;
+    if (!p || p->allow_unlisted_controllers) {
+        explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, "no (nothing to check)",
+                "no policy, or it allows unlisted controllers");
+        return;
+    }
+    explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, NULL,
+            "CREATE, and UPDATE when the value changed: the reserved value, or a listed controller "
+            "whose namespace globs (one anchored RE2 alternative) match `request.namespace`; a "
+            "value listed only for other namespaces gets jobguard's `is allowed only in "
+            "namespaces` note");
     jg_buf e, m;
     e = (jg_buf)JG_BUF_INIT;
     m = (jg_buf)JG_BUF_INIT;
@@ -337,6 +367,16 @@ static void allowed_controllers(struct gen *g, struct vals *vs, const char *fiel
 
 /* Format and length (docs/rules.md §2.2, §2.3) at `field` when `gate` holds and a value is set. */
 static void format_rules(struct gen *g, struct vals *vs, const char *field, const char *gate) {
+    bool always = strcmp(gate, "true") == 0;
+    explain(g, JG_R_MANAGED_BY_FORMAT, NULL,
+            always ? "every CREATE and UPDATE: not empty; RE2 `matches` on the whole value, its host "
+                     "and its path (split at the first `/`); host `size(bytes(…)) <= 253`"
+                   : "CREATE, and UPDATE when the value changed (absent ≠ any value): not empty; RE2 "
+                     "`matches` on the whole value, its host and its path (split at the first `/`); "
+                     "host `size(bytes(…)) <= 253`");
+    explain(g, JG_R_MANAGED_BY_LENGTH, NULL,
+            always ? "every CREATE and UPDATE: `size(bytes(…)) <= 63`"
+                   : "CREATE, and UPDATE when the value changed: `size(bytes(…)) <= 63`");
     jg_buf e;
     e = (jg_buf)JG_BUF_INIT;
 #define G(...)                                                                                     \
@@ -379,6 +419,7 @@ static void format_rules(struct gen *g, struct vals *vs, const char *field, cons
 }
 
 static void immutable_rule(struct gen *g, struct vals *vs, const char *field) {
+    explain(g, JG_R_MANAGED_BY_IMMUTABLE, NULL, "UPDATE: presence and value both equal");
     jg_buf m;
     m = (jg_buf)JG_BUF_INIT;
     char head[512];
@@ -461,6 +502,15 @@ static void nested_rules(struct gen *g, struct vals *vs, const struct jg_policy_
         for (size_t k = 0; keyed && k < nd->list_keys.n; k++)
             keyed = nd->list_keys.v[k][0] != '\0';
         bool by_index = stars && !keyed;
+        explain(g, JG_R_TARGET_NESTED_MANAGED_BY, by_index ? "CREATE only" : NULL,
+                by_index ? "a `[*]` list matched by index (no listKey): standard CEL has no element "
+                           "index to pair a copy with the stored one, so UPDATEs stay with the "
+                           "webhook"
+                : stars ? "every copy absent, the nested reserved value, or (UPDATE) unchanged: "
+                          "`all()` over each `[*]` list; a copy of a keyed list is unchanged when "
+                          "the stored list `exists()` with the same keys and value"
+                        : "the copy absent, the nested reserved value, or (UPDATE) equal to the "
+                          "stored copy");
         /* innermost: "absent || reserved || unchanged", inside the all() of every list */
         jg_buf b;
         b = (jg_buf)JG_BUF_INIT;
@@ -504,6 +554,8 @@ static void nested_rules(struct gen *g, struct vals *vs, const struct jg_policy_
 
 static void delegation_rule(struct gen *g, struct vals *vs, const struct jg_policy_target *t) {
     if (t->delegation_supported) return;
+    explain(g, JG_R_TARGET_DELEGATION_UNSUPPORTED, NULL,
+            "CREATE, and UPDATE when the value changed: only the reserved value");
     jg_buf e, tail;
     e = (jg_buf)JG_BUF_INIT;
     tail = (jg_buf)JG_BUF_INIT;
@@ -528,8 +580,6 @@ static void object_name(char *out, size_t cap, struct gen *g, const struct jg_po
              t->group, by_version ? "-" : "", by_version ? t->versions.v[0] : "",
              status ? "-status" : "", jg_mode_name((enum jg_mode)mode));
 }
-
-static const char *const actions[JG_MODE_OFF] = {"Deny", "Warn", "Audit"};
 
 /* Appends one policy and its binding per mode that has validations. */
 static void emit(struct gen *g, const struct jg_policy_target *t, bool by_version, bool status,
@@ -624,7 +674,17 @@ static bool writers_rule(struct gen *g, struct vals *vs, json_t *v, const char *
     bool any = false;
     for (size_t i = 0; p && i < p->n_controllers; i++)
         any |= p->controllers[i].has_status_writers;
-    if (!any) return false;
+    bool on_status = strcmp(skip, "false") == 0;
+    if (!any) {
+        explain(g, JG_R_POLICY_STATUS_WRITERS, "no (nothing to check)",
+                "no policy entry binds status writers");
+        return false;
+    }
+    explain(g, JG_R_POLICY_STATUS_WRITERS, NULL,
+            on_status ? "`<resource>/status` UPDATE: an exempt group, no entry binding the stored "
+                        "or new controller, or a user or group listed by that entry"
+                      : "a main-resource UPDATE that changes `status` (CEL equality; jobguard "
+                        "compares bytes): the same test");
     jg_buf b = JG_BUF_INIT;
     writer_ok(&b, p, "variables.oldMb");
     json_array_append_new(v, variable("okOld", b.data));
@@ -678,6 +738,8 @@ static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version
     for (size_t i = 0; i < t->n_nested; i++)
         if (!path_ok(t->nested[i].path))
             return fail(g, "nested path has a field CEL cannot select", t->nested[i].path);
+    g->t = t;
+    g->by_version = by_version;
     struct vals vs;
     new_vals(&vs);
     const char *field = t->managed_by_path;
@@ -685,6 +747,10 @@ static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version
         bool job = is_builtin_batch(t, "Job");
         if (g->o->job_rules) format_rules(g, &vs, field, "true");
         if (g->o->job_rules && job) immutable_rule(g, &vs, field);
+        static const char native[] = "the API server checks batch/v1 Job and CronJob itself from "
+                                     "1.32; `--job-rules` or a version below 1.32 emits the rule";
+        for (int r = JG_R_MANAGED_BY_FORMAT; !g->o->job_rules && r <= JG_R_MANAGED_BY_IMMUTABLE; r++)
+            if (job || r != JG_R_MANAGED_BY_IMMUTABLE) explain(g, r, "no (API server)", native);
         /* like every kind, only when the value changes (docs/rules.md §11.1) */
         allowed_controllers(g, &vs, field, t->reserved_value, "variables.changed");
         emit(g, t, by_version, false, main_variables(g, field), &vs);
@@ -716,9 +782,10 @@ static bool shared_resource(const struct jg_policy_target *const *rows, size_t n
     return false;
 }
 
-json_t *jg_vap_build(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
-                     size_t errcap) {
-    struct gen g = {.cfg = cfg, .o = o, .out = json_array(), .err = err, .errcap = errcap};
+static json_t *build(const struct jg_config *cfg, const struct jg_vap_options *o, json_t *ex,
+                     char *err, size_t errcap) {
+    struct gen g = {.cfg = cfg, .o = o, .out = json_array(), .err = err, .errcap = errcap,
+                    .explain = ex};
     const struct jg_policy *p = cfg->policy;
     size_t cap = jg_builtin_target_count + (p ? p->n_targets : 0), n = 0;
     const struct jg_policy_target **rows = malloc(cap * sizeof *rows);
@@ -736,4 +803,79 @@ json_t *jg_vap_build(const struct jg_config *cfg, const struct jg_vap_options *o
         return NULL;
     }
     return g.out;
+}
+
+json_t *jg_vap_build(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
+                     size_t errcap) {
+    return build(cfg, o, NULL, err, errcap);
+}
+
+/* Appends `s` to the ", "-separated list in o[key] unless it is there. */
+static void list_add(json_t *o, const char *key, const char *s) {
+    const char *cur = json_string_value(json_object_get(o, key));
+    if (!cur) {
+        json_object_set_new(o, key, json_string(s));
+        return;
+    }
+    size_t n = strlen(s);
+    for (const char *q = cur; (q = strstr(q, s)) != NULL; q += n)
+        if ((q == cur || q[-1] == ' ') && (q[n] == '\0' || q[n] == ','))
+            return;
+    jg_buf b = JG_BUF_INIT;
+    jg_buf_printf(&b, "%s, %s", cur, s);
+    json_object_set_new(o, key, json_string(b.data));
+    jg_buf_free(&b);
+}
+
+/* Merges entries equal in everything but `key` into one, listing their `key`s. */
+static json_t *merge(json_t *in, const char *key, const char *k1, const char *k2, const char *k3) {
+    json_t *out = json_array();
+    size_t i, j;
+    json_t *e, *x;
+    json_array_foreach(in, i, e) {
+        json_t *hit = NULL;
+        json_array_foreach(out, j, x) {
+            if (json_equal(json_object_get(x, k1), json_object_get(e, k1)) &&
+                json_equal(json_object_get(x, k2), json_object_get(e, k2)) &&
+                json_equal(json_object_get(x, k3), json_object_get(e, k3))) {
+                hit = x;
+                break;
+            }
+        }
+        if (hit) {
+            list_add(hit, key, json_string_value(json_object_get(e, key)));
+        } else {
+            json_array_append_new(out, json_deep_copy(e));
+        }
+    }
+    json_decref(in);
+    return out;
+}
+
+json_t *jg_vap_explain(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
+                       size_t errcap) {
+    json_t *ex = json_array();
+    json_t *objs = build(cfg, o, ex, err, errcap);
+    if (!objs) {
+        json_decref(ex);
+        return NULL;
+    }
+    json_decref(objs);
+    /* the rules the generator never looked at: the Job status rules (docs/rules.md §3) */
+    for (int r = 0; r < JG_RULE_COUNT; r++) {
+        size_t i;
+        json_t *e;
+        bool seen = false;
+        json_array_foreach(ex, i, e) seen |= strcmp(json_string_value(json_object_get(e, "rule")),
+                                                    jg_rules[r].name) == 0;
+        if (!seen)
+            json_array_append_new(
+                ex, json_pack("{s:s, s:s, s:s, s:s}", "rule", jg_rules[r].name, "target", "Job",
+                              "vap", "no (webhook only)", "how",
+                              "a Job status rule: it needs the stored spec, time arithmetic or "
+                              "index-list parsing that CEL cannot do exactly within the cost "
+                              "limits"));
+    }
+    ex = merge(ex, "target", "rule", "vap", "how");
+    return merge(ex, "rule", "target", "vap", "how");
 }

@@ -18,4 +18,10 @@ struct jg_vap_options {
 json_t *jg_vap_build(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
                      size_t errcap);
 
+/* What each rule becomes for each target row, for the same options: an array of
+ * {"rule", "target", "vap", "how"} (rules and targets merged into ", "-lists where the rest is
+ * equal), every rule of jg_rules included. NULL with the reason in err. */
+json_t *jg_vap_explain(const struct jg_config *cfg, const struct jg_vap_options *o, char *err,
+                       size_t errcap);
+
 #endif

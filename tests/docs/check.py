@@ -7,6 +7,7 @@ Fails when
     case "eNN") points at nothing in docs/rules.md;
   - a rule ID printed by `jobguard rules` has no entry (anchor, message, upstream function) there;
   - the rule table of docs/checks.md is not the current `jobguard rules --markdown`;
+  - the table of docs/vap.md is not the current `jobguard vap --explain --markdown`;
   - the README is longer than a third of what it once was, or leaves a document of docs/ unlinked,
     or a Markdown file links a file that does not exist.
 Each check first proves on planted input that it can fail, and counts what it checked."""
@@ -224,6 +225,15 @@ if md.count("\n") >= 37 and md in files.get(TABLE, ""):
     ok("%s holds the current `jobguard rules --markdown` (%d lines)" % (TABLE, md.count("\n")))
 else:
     fail("%s's rule table differs from `jobguard rules --markdown`: regenerate it" % TABLE)
+
+# The table of docs/vap.md is `jobguard vap --explain --markdown`, from the code that writes the
+# policies.
+VAPDOC = "docs/vap.md"
+md = subprocess.run([JG, "vap", "--explain", "--markdown"], capture_output=True, text=True).stdout
+if md.count("\n") >= 10 and md in files.get(VAPDOC, ""):
+    ok("%s holds the current `jobguard vap --explain --markdown` (%d lines)" % (VAPDOC, md.count("\n")))
+else:
+    fail("%s's table differs from `jobguard vap --explain --markdown`: regenerate it" % VAPDOC)
 
 # ---- 5. the README leads, docs/ holds the reference -------------------------------------------
 # The README stays short enough to read first (a third of the 1,018 lines it once had), links

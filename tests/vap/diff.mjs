@@ -21,7 +21,8 @@
 // VAP messages unless docs/vap.md says CEL cannot produce it (a list element's index, a value Go
 // quotes with escapes). Then a property test (random policies and requests, the same comparison)
 // and the command's own options. Every emitted object is validated against the OpenAPI schema of
-// kubernetes-models (the version tests/chart/package.json pins). Prints "N in scope / M out of scope" and "N passed, M failed".
+// kubernetes-models (the version tests/chart/package.json pins) and, structurally, against the
+// field lists of each Kubernetes release given with --openapi (openapi.mjs, openapi.pins). Prints "N in scope / M out of scope" and "N passed, M failed".
 import fs from 'node:fs';
 import os from 'node:os';
 import yaml from 'js-yaml';
@@ -30,12 +31,13 @@ import { spawnSync } from 'node:child_process';
 import { celEnv, parse, plan, isCelError } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { loadRelease, validate } from './openapi.mjs';
 
 const argv = process.argv.slice(2);
 const opt = {};
 for (let i = 0; i < argv.length; i += 2) opt[argv[i].replace(/^--/, '')] = argv[i + 1];
-if (!opt.jobguard || !opt.cases) {
-  console.error('usage: node diff.mjs --jobguard BIN --cases DIR');
+if (!opt.jobguard || !opt.cases || !opt.openapi) {
+  console.error('usage: node diff.mjs --jobguard BIN --cases DIR --openapi REL=DIR[,REL=DIR...]');
   process.exit(2);
 }
 
@@ -58,6 +60,10 @@ function byIndexUpdateFlags(polArgs, req) {
   const rows = showCache.get(key).filter((t) => t.group === req.resource.group && t.resource === req.resource.resource);
   return rows.some((t) => t.nestedPaths.some((n) => n.listKeys.includes(''))) ? ['--mode', 'Target-NestedManagedBy=off'] : [];
 }
+
+// Kubernetes' field lists per release (openapi.mjs, openapi.pins); each must say its release.
+const releases = opt.openapi.split(',').map((x) => { const [rel, dir] = x.split('='); return { rel, r: loadRelease(dir) }; });
+let schemaChecked = 0;
 
 let passed = 0;
 let failed = 0;
@@ -88,6 +94,11 @@ function vaps(vapArgs) {
       let err = '';
       try { new Model(o).validate(); } catch (e) { err = e.message; }
       check(`schema: ${o.kind} ${o.metadata.name}`, err === '' && o.metadata.name.length <= 253, err);
+      for (const { r } of releases) {
+        const errs = validate(r, `V1${o.kind}`, o);
+        schemaChecked++;
+        check(`Kubernetes ${r.release} OpenAPI: ${o.kind} ${o.metadata.name}`, errs.length === 0, errs.join('; '));
+      }
     }
     const bindings = new Map(items.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding').map((b) => [b.spec.policyName, b]));
     vapCache.set(key, items.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((p) => ({ p, b: bindings.get(p.metadata.name) })));
@@ -305,6 +316,49 @@ for (let i = 0; i < PROPERTY_POLICIES; i++) {
     check(`${req.uid}: VAP verdict equals jobguard's`, want && (got.denied.length === 0) === want.allowed && want.allowed === (user === 'alice'));
   }
 }
+// The README's MultiKueue policies ("The policy file"): the manager's and the worker's objects
+// pass the schema check (vaps()) and agree with jobguard on a few requests each.
+{
+  const KQ = 'system:serviceaccount:kueue-system:kueue-controller-manager';
+  const policies = {
+    manager: { controllers: [{ name: 'kueue.x-k8s.io/multikueue', statusWriters: { users: [KQ] } }],
+      allowUnlistedControllers: false, modes: { '*': 'deny', 'ALWAYS-ManagedByFormat': 'warn' } },
+    worker: { controllers: [], allowUnlistedControllers: false },
+  };
+  const k = KINDS[0]; // batch/v1 Job
+  const JS = { group: 'jobset.x-k8s.io', version: 'v1alpha2', kind: 'JobSet', resource: 'jobsets', set: (o, v) => { o.spec.managedBy = v; } };
+  const MK = 'kueue.x-k8s.io/multikueue';
+  const reqs = [ // [policy, uid, kind, op, value, old value, status writer, jobguard allows]
+    ['manager', 'job-multikueue', k, 'CREATE', MK, undefined, null, true],
+    ['manager', 'job-other', k, 'CREATE', 'acme.io/x', undefined, null, false],
+    ['manager', 'status-by-kueue', k, 'UPDATE', MK, MK, KQ, true],
+    ['manager', 'status-by-other', k, 'UPDATE', MK, MK, 'bob', false],
+    ['manager', 'jobset-bad-format', JS, 'CREATE', 'acme.io', undefined, null, false], // warned, then refused by the allow-list
+    ['worker', 'job-multikueue', k, 'CREATE', MK, undefined, null, false],
+    ['worker', 'job-unset', k, 'CREATE', null, undefined, null, true],
+    ['worker', 'jobset-builtin', JS, 'CREATE', 'jobset.sigs.k8s.io/jobset-controller', undefined, null, true],
+  ];
+  for (const [name, uid, kk, op, v, old, writer, allows] of reqs) {
+    const pf = path.join(work, `multikueue-${name}.json`);
+    fs.writeFileSync(pf, JSON.stringify(policies[name]));
+    const req = {
+      uid: `${name}-${uid}`, kind: { group: kk.group, version: kk.version, kind: kk.kind },
+      resource: { group: kk.group, version: kk.version, resource: kk.resource }, name: 'x',
+      namespace: 'team-a', operation: op, userInfo: { username: writer || 'alice', groups: ['system:authenticated'] },
+      object: object(kk, v, writer ? { active: 1 } : undefined),
+      oldObject: op === 'UPDATE' ? object(kk, old, writer ? { active: 0 } : undefined) : null,
+    };
+    if (writer) req.subResource = 'status';
+    const want = check_(['--policy-file', pf, ...offFlags], JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req }));
+    const got = vapVerdict(vaps(['--policy-file', pf]), req);
+    check(`multikueue ${req.uid}: CEL evaluates without error`, got.errors.length === 0, got.errors.join('; '));
+    const g = { allowed: got.denied.length === 0, warned: got.warned.length > 0, audited: got.audited.length > 0 };
+    check(`multikueue ${req.uid}: VAP verdict equals jobguard's (${allows ? 'allowed' : 'denied'})`,
+      want && want.allowed === allows && same(g, verdictOf(want)) &&
+      (allows || got.denied.some((d) => d.msg === want.status.message.replace(/^.*? is invalid: /, '').replace(/^[^:]*: (?=User )/, ''))),
+      `VAP ${JSON.stringify(got)}, jobguard ${JSON.stringify(want)}`);
+  }
+}
 fs.rmSync(work, { recursive: true, force: true });
 check('property test ran requests', propertyCases >= 200, `${propertyCases}`);
 console.log(`property test: ${propertyCases} random requests under random policies`);
@@ -322,13 +376,44 @@ console.log(`property test: ${propertyCases} random requests under random polici
     !names(['--kubernetes-version', '1.32']).includes('jobguard-jobs.batch-deny'));
   check('vap: --name-prefix', names(['--name-prefix', 'jg']).every((n) => n.startsWith('jg-')));
   check('vap: a rule off is not emitted', !names(['--mode', '*=off']).length);
+  // --explain: every rule, from the generator: what it prints matches what is emitted
+  const explain = (args) => spawnSync(opt.jobguard, ['vap', '--explain', ...args], { encoding: 'utf8' });
+  const md = explain(['--markdown']).stdout;
+  check('vap --explain: every rule ID of `jobguard rules` is in the table', md && allRules.every((r) => md.includes(`${r} |`) || md.includes(`${r}, `)));
+  const mkf = path.join(os.tmpdir(), `jobguard-vap-explain-${process.pid}.json`);
+  fs.writeFileSync(mkf, JSON.stringify({ controllers: [{ name: 'acme.io/a' }], allowUnlistedControllers: false }));
+  const row = (text, rule) => text.split('\n').find((l) => l.startsWith(`| ${rule} |`)) || '';
+  const pmd = explain(['--markdown', '--policy-file', mkf, '--mode', 'Policy-AllowedControllers=warn']).stdout;
+  check('vap --explain: the policy\'s mode is the validationActions', / \| Warn \| /.test(row(pmd, 'Policy-AllowedControllers')) &&
+    names(['--policy-file', mkf, '--mode', 'Policy-AllowedControllers=warn']).includes('jobguard-jobs.batch-warn'), row(pmd, 'Policy-AllowedControllers'));
+  check('vap --explain: Job format emitted below 1.32 only', / \| Job, CronJob \| Deny \| /.test(row(explain(['--markdown', '--kubernetes-version', '1.31']).stdout, 'ALWAYS-ManagedByFormat')) &&
+    / \| no \(API server\) \| /.test(row(md, 'ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength')));
+  const txt = explain(['--policy-file', mkf]);
+  check('vap --explain: plain text', txt.status === 0 && /^Policy-AllowedControllers\n  targets: Job, CronJob, /m.test(txt.stdout), txt.stdout.slice(0, 300));
+  fs.rmSync(mkf, { force: true });
   for (const bad of [['--kubernetes-version', '1.29'], ['--kubernetes-version', '1.3x'], ['--output', 'xml'],
-    ['--name-prefix', 'Bad_'], ['--mode', 'Nope=deny'], ['--policy-file', '/nonexistent'], ['--bogus']]) {
+    ['--name-prefix', 'Bad_'], ['--mode', 'Nope=deny'], ['--policy-file', '/nonexistent'], ['--bogus'], ['--markdown']]) {
     const r = spawnSync(opt.jobguard, ['vap', ...bad], { encoding: 'utf8' });
     check(`vap ${bad.join(' ')}: exit 2 with a reason`, r.status === 2 && r.stdout === '' && r.stderr.startsWith('jobguard vap: '), r.stderr);
   }
 }
 
+// The field lists are the releases pinned, and the check refuses what the API server refuses.
+for (const { rel, r } of releases) {
+  check(`OpenAPI field list ${rel}: generated from Kubernetes ${rel}`, r.release === rel, r.release);
+  const [p, b] = JSON.parse(spawnSync(opt.jobguard, ['vap', '--output', 'json'], { encoding: 'utf8' }).stdout).items;
+  const bad = structuredClone(p);
+  bad.spec.matchConstraints.bogus = 1;
+  bad.spec.failurePolicy = 3;
+  delete bad.spec.validations[0].expression;
+  const e = validate(r, 'V1ValidatingAdmissionPolicy', bad);
+  check(`OpenAPI ${rel}: an unknown field, a wrong type and a missing required field are refused`, e.length === 3, e.join('; '));
+  const nb = structuredClone(b);
+  delete nb.spec.policyName;
+  check(`OpenAPI ${rel}: a binding without policyName is refused`, validate(r, 'V1ValidatingAdmissionPolicyBinding', nb).length === 1);
+  check(`OpenAPI ${rel}: MutatingAdmissionPolicy v1 is no type of 1.30`, rel !== '1.30' || r.type('V1MutatingAdmissionPolicy') === null);
+}
+console.log(`OpenAPI: ${schemaChecked} object checks against Kubernetes ${releases.map((x) => x.rel).join(', ')}`);
 console.log(`${inScope.length} in scope / ${outOfScope.length} out of scope`);
 for (const o of outOfScope) console.log(`  out of scope: ${o}`);
 console.log(`denial texts: ${exact} exact, inexact by documented class: ${JSON.stringify(inexact)}`);
