@@ -235,6 +235,34 @@ if md.count("\n") >= 10 and md in files.get(VAPDOC, ""):
 else:
     fail("%s's table differs from `jobguard vap --explain --markdown`: regenerate it" % VAPDOC)
 
+# ---- 4b. the README's VAP example is what `jobguard vap` prints ----------------------------------
+# Every `- expression:` line of the README's excerpt, under the comment naming its example policy,
+# must be in that policy's output, and the coverage table must be the manager's --explain.
+EXAMPLES = os.path.join(ROOT, "docs", "examples")
+outputs = {}
+for ex in ("manager.json", "worker.json"):
+    r = subprocess.run([JG, "vap", "--policy-file", os.path.join(EXAMPLES, ex)],
+                       capture_output=True, text=True)
+    outputs[ex] = r.stdout if r.returncode == 0 else ""
+excerpt, current = [], None
+for line in files["README.md"].splitlines():
+    m = re.match(r"^# jobguard-\S+, (\S+\.json)$", line)
+    if m:
+        current = m.group(1)
+    elif current and line.startswith("  - expression: "):
+        excerpt.append((current, line))
+missing = [(ex, l) for ex, l in excerpt if l not in outputs.get(ex, "").splitlines()]
+if len(excerpt) >= 2 and not missing:
+    ok("README's %d VAP expressions are in the output of `jobguard vap` for their example policy" % len(excerpt))
+else:
+    fail("README's VAP excerpt differs from `jobguard vap` (%d found): %s" % (len(excerpt), missing[:2]))
+table = subprocess.run([JG, "vap", "--explain", "--markdown", "--policy-file",
+                        os.path.join(EXAMPLES, "manager.json")], capture_output=True, text=True).stdout
+if table.count("\n") >= 8 and table in files["README.md"]:
+    ok("README holds the current `jobguard vap --explain --markdown` of docs/examples/manager.json")
+else:
+    fail("README's VAP coverage table differs from `jobguard vap --explain --markdown --policy-file docs/examples/manager.json`")
+
 # ---- 5. the README leads, docs/ holds the reference -------------------------------------------
 # The README stays short enough to read first (a third of the 1,018 lines it once had), links
 # every document under docs/, and every relative link of a Markdown file points at a file.
