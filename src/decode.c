@@ -1704,11 +1704,16 @@ static void split_qualified(const char *s, jg_str *name, jg_opt_str *group) {
 }
 
 /* Which target the new object of `check --old/--new` is: --resource or --kind when given, else the
- * object's own apiVersion and kind; batch/v1 Job when it says nothing. */
+ * object's own apiVersion and kind, which it must then have (kubectl refuses such an object with
+ * the same words: apimachinery's NewMissingKindErr and NewMissingVersionErr). */
 static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts *o,
                           struct jg_request *q, jg_decode_error *err) {
     jg_opt_str api, kind;
     TRY(raw_type(sc, &api, &kind));
+    if (o && o->meta) {
+        o->meta->api_version = api;
+        o->meta->kind = kind;
+    }
     jg_str group = {"batch", 5}, version = {"v1", 2};
     if (api.set) {
         const char *slash = memchr(api.s.p, '/', api.s.n);
@@ -1717,6 +1722,11 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
     }
     const char *flag = o && o->resource ? o->resource : o && o->kind ? o->kind : NULL;
     bool by_kind = !(o && o->resource);
+    if (!flag && (!kind.set || !kind.s.n || !api.set || !api.s.n))
+        return fail(err,
+                    "%s: Object '%s' is missing: give the object its apiVersion and kind, or name "
+                    "its target with --kind KIND[.GROUP] or --resource RES[.GROUP]",
+                    sc.what, !kind.set || !kind.s.n ? "Kind" : "apiVersion");
     jg_str name = kind.set ? kind.s : (jg_str){"Job", 3};
     if (flag) {
         jg_opt_str g;
@@ -1730,6 +1740,7 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
             q->target = JG_TARGET_JOB;
             q->row = &jg_builtin_targets[0];
         } else {
+            if (o && o->meta) o->meta->not_target = true;
             return fail(err,
                         "new object: %s %.*s of group \"%.*s\" is not a target (see 'jobguard "
                         "rules'; a policy file's targets rows add kinds)",
@@ -1781,6 +1792,9 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
                         return fail(err, JG_NAMESPACE_TOO_LONG_FMT, field, JG_MAX_NAMESPACE_BYTES,
                                     ns->n);
                     }
+                } else if (o && o->meta && jg_str_eq_lit(key, "uid") && *m.p == '"') {
+                    o->meta->uid.set = true;
+                    TRY(string(&m, &o->meta->uid.s));
                 } else
                     TRY(skip_value(&m));
             }
@@ -1796,6 +1810,7 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
+    if (opts && opts->meta) memset(opts->meta, 0, sizeof *opts->meta);
     struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     struct jg_request *q = &out->req;
