@@ -13,6 +13,7 @@ struct command {
 
 static const struct command commands[] = {
     {"check", jg_cmd_check, "decide one AdmissionReview (or raw Job objects) offline"},
+    {"convert", jg_cmd_convert, "print the JSON documents jobguard reads from files (YAML too)"},
     {"policy", jg_cmd_policy, "validate a policy file, or print the effective policy"},
     {"rules", jg_cmd_rules, "print the rule table"},
     {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},
