@@ -5,6 +5,7 @@
 #include "jobguard/buf.h"
 
 int jg_cmd_check(int argc, char **argv);
+int jg_cmd_convert(int argc, char **argv);
 int jg_cmd_policy(int argc, char **argv);
 int jg_cmd_rules(int argc, char **argv);
 int jg_cmd_scan(int argc, char **argv);
