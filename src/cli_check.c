@@ -57,8 +57,8 @@ static void usage(FILE *f) {
         "                         line, instead of deciding it (to post with curl)\n"
         "  --help                 this text\n"
         "\n"
-        "Exit status: 0 all allowed, 1 some denied, 2 some input unreadable (reasons on\n"
-        "stderr, each naming the file and line).\n");
+        "Exit status: 0 allowed, 1 denied, 2 unreadable input; of several objects, the worst\n"
+        "(reasons on stderr, each naming the file and line).\n");
 }
 
 /* What one run of check carries from object to object. */
@@ -256,10 +256,15 @@ static void check_object(struct run *r, const struct jg_doc *d) {
     jg_cli_where(d, where, sizeof where);
     jg_review rv;
     jg_decode_error err;
-    struct jg_decode_objects_opts opts = {r->cfg.policy, r->kind, r->resource, NULL};
+    struct jg_object_meta meta;
+    struct jg_decode_objects_opts opts = {r->cfg.policy, r->kind, r->resource, &meta};
     if (jg_decode_objects(r->old_json, r->old_len, d->json, d->len, r->sub, &opts, &rv, &err) !=
         JG_DECODE_OK) {
-        fprintf(stderr, "jobguard check: %s: %s\n", where, err.message);
+        bool untyped = !r->kind && !r->resource && (!meta.kind.set || !meta.api_version.set);
+        fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
+                untyped ? "; or name its target with --kind KIND[.GROUP] or --resource "
+                          "RES[.GROUP]"
+                        : "");
         jg_review_free(&rv);
         worse(r, EXIT_UNREADABLE);
         return;

@@ -306,8 +306,10 @@ static void scan_object(struct scan *s, const struct jg_doc *d) {
     if (jg_decode_objects(NULL, 0, d->json, d->len, NULL, &opts, &rv, &err) != JG_DECODE_OK) {
         if (meta.not_target)
             count_skipped(s, &meta);
-        else
-            report_error(s, where, err.message);
+        else /* the decoder names the object as check's "new object"; here it is the one */
+            report_error(s, where,
+                         strncmp(err.message, "new object: ", 12) == 0 ? err.message + 12
+                                                                       : err.message);
         jg_review_free(&rv);
         return;
     }

@@ -1724,8 +1724,8 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
     bool by_kind = !(o && o->resource);
     if (!flag && (!kind.set || !kind.s.n || !api.set || !api.s.n))
         return fail(err,
-                    "%s: Object '%s' is missing: give the object its apiVersion and kind, or name "
-                    "its target with --kind KIND[.GROUP] or --resource RES[.GROUP]",
+                    "%s: Object '%s' is missing (an object names its target with apiVersion and "
+                    "kind)",
                     sc.what, !kind.set || !kind.s.n ? "Kind" : "apiVersion");
     jg_str name = kind.set ? kind.s : (jg_str){"Job", 3};
     if (flag) {
