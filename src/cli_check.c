@@ -261,9 +261,8 @@ static void check_object(struct run *r, const struct jg_doc *d) {
     if (jg_decode_objects(r->old_json, r->old_len, d->json, d->len, r->sub, &opts, &rv, &err) !=
         JG_DECODE_OK) {
         bool untyped = !r->kind && !r->resource && (!meta.kind.set || !meta.api_version.set);
-        fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
-                untyped ? "; or name its target with --kind KIND[.GROUP] or --resource "
-                          "RES[.GROUP]"
+            fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
+                untyped ? "; --kind KIND[.GROUP] or --resource RES[.GROUP] names it otherwise"
                         : "");
         jg_review_free(&rv);
         worse(r, EXIT_UNREADABLE);
