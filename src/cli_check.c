@@ -251,14 +251,12 @@ static void compose(struct run *r, const struct jg_request *q, jg_str ns, const 
 }
 
 /* One raw object: decoded as the request it would be, then decided, or printed as a review. */
-static void check_object(struct run *r, const struct jg_doc *d) {
-    char where[1200];
-    jg_cli_where(d, where, sizeof where);
+static void check_object(struct run *r, const char *json, size_t len, const char *where) {
     jg_review rv;
     jg_decode_error err;
     struct jg_object_meta meta;
     struct jg_decode_objects_opts opts = {r->cfg.policy, r->kind, r->resource, &meta};
-    if (jg_decode_objects(r->old_json, r->old_len, d->json, d->len, r->sub, &opts, &rv, &err) !=
+    if (jg_decode_objects(r->old_json, r->old_len, json, len, r->sub, &opts, &rv, &err) !=
         JG_DECODE_OK) {
         bool untyped = !r->kind && !r->resource && (!meta.kind.set || !meta.api_version.set);
             fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
@@ -282,7 +280,7 @@ static void check_object(struct run *r, const struct jg_doc *d) {
         return;
     }
     jg_buf_reset(&r->compact);
-    jg_cli_json_compact(&r->compact, d->json, d->len);
+    jg_cli_json_compact(&r->compact, json, len);
     compose(r, &rv.req, ns, r->compact.data ? r->compact.data : "", r->compact.len);
     jg_review_free(&rv);
     r->n++;
@@ -349,8 +347,8 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
         worse(r, EXIT_UNREADABLE);
         return;
     }
-    struct jg_doc d, held = {0};
-    jg_buf held_json = JG_BUF_INIT;
+    struct jg_doc d;
+    jg_buf held_json = JG_BUF_INIT; /* with --old: the one new object, until the input ends */
     char held_where[1200] = "", err[1200];
     unsigned long docs = 0;
     bool refused = false;
@@ -373,10 +371,9 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
         if (!raw) {
             decide(r, d.json, d.len, where, &d);
         } else if (!r->old_json) {
-            check_object(r, &d);
+            check_object(r, d.json, d.len, where);
         } else if (docs == 1) {
             jg_buf_put(&held_json, d.json, d.len);
-            held = d;
             snprintf(held_where, sizeof held_where, "%s", where);
         } else if (!refused) {
             fprintf(stderr,
@@ -389,13 +386,11 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
     }
     jg_reader_close(rd);
     if (r->old_json && docs == 1 && !refused) {
-        held.json = held_json.data;
-        held.len = held_json.len;
         if (held_json.oom) {
             fprintf(stderr, "jobguard check: out of memory\n");
             worse(r, EXIT_UNREADABLE);
         } else {
-            check_object(r, &held);
+            check_object(r, held_json.data, held_json.len, held_where);
         }
     }
     jg_buf_free(&held_json);

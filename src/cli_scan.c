@@ -105,7 +105,7 @@ static char *dup_str(struct scan *s, const char *p, size_t n) {
         s->oom = true;
         return NULL;
     }
-    memcpy(c, p, n);
+    if (n) memcpy(c, p, n);
     c[n] = '\0';
     return c;
 }
