@@ -542,7 +542,7 @@ static bool collect(struct writer *w, const struct node *map, struct members *m,
             }
             break;
         case R_NULL:
-            return wfail(w, kn, "error converting YAML to JSON: unsupported map key of type: <nil> (a null key)");
+            return wfail(w, kn, "unsupported map key of type: <nil> (a null key)");
         case R_BOOL:
             jg_buf_puts(&key, r.b ? "true" : "false");
             break;
@@ -551,7 +551,7 @@ static bool collect(struct writer *w, const struct node *map, struct members *m,
             break;
         case R_UINT:
             jg_buf_free(&key);
-            return wfail(w, kn, "error converting YAML to JSON: unsupported map key of type: uint64");
+            return wfail(w, kn, "unsupported map key of type: uint64");
         case R_FLOAT:
             put_key_float(&key, r.f);
             break;
@@ -602,10 +602,10 @@ static bool write_scalar(struct writer *w, const struct node *n) {
         put_json_float(w->out, (double)r.u);
         return true;
     case R_FLOAT:
-        if (isnan(r.f)) return wfail(w, n, "error converting YAML to JSON: json: unsupported value: NaN");
+        if (isnan(r.f)) return wfail(w, n, "json: unsupported value: NaN");
         if (isinf(r.f))
-            return wfail(w, n, r.f > 0 ? "error converting YAML to JSON: json: unsupported value: +Inf"
-                                       : "error converting YAML to JSON: json: unsupported value: -Inf");
+            return wfail(w, n, r.f > 0 ? "json: unsupported value: +Inf"
+                                       : "json: unsupported value: -Inf");
         put_json_float(w->out, r.f);
         return true;
     }
