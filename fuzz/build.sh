@@ -14,11 +14,12 @@ engine=""
 for f in "$root"/src/*.c; do
     case $(basename "$f") in main.c | cli_*.c | util.c) ;; *) engine="$engine $f" ;; esac
 done
+engine="$engine $root/src/files/reader.c $root/src/files/yaml.c" # the policy file may be YAML
 
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-jansson=$(pkg-config --cflags --libs jansson libcrypto) # libcrypto: the policy's sha256
+jansson=$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) # libcrypto: the policy's sha256
 
 for t in fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy; do
     extra=""

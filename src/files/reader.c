@@ -153,6 +153,14 @@ static int fail_at(jg_reader *r, size_t off, char *err, size_t errlen, const cha
     return -1;
 }
 
+/* An error at the start of the current value (computed when it was reached: the buffer may have
+ * moved since). */
+static int fail_top(jg_reader *r, char *err, size_t errlen, const char *what) {
+    snprintf(err, errlen, "%s:%u:%u: %s", r->source, r->top_line, r->top_col, what);
+    r->js = J_DONE;
+    return -1;
+}
+
 /* ------------------------------------------------------------------ input */
 
 static size_t keep_from(const jg_reader *r) {
@@ -381,7 +389,7 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
             if (c != '{') {
                 int s = skip_value(r);
                 if (s < 0) return read_failed(r, err, errlen);
-                if (s == 0) return fail_at(r, r->val_start, err, errlen, unclosed(r));
+                if (s == 0) return fail_top(r, err, errlen, unclosed(r));
                 int y = yield(r, d, err, errlen);
                 r->doc++;
                 return y;
@@ -390,7 +398,6 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
              * keep it whole, as it may be an ordinary object. */
             r->obj_start = r->pos;
             r->val_start = NONE;
-            size_t start = r->pos;
             r->pos++;
             bool first = true, items = false;
             for (;;) {
@@ -398,7 +405,7 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
                 if (c == -3) return read_failed(r, err, errlen);
                 if (c == -2) {
                     r->obj_start = NONE;
-                    return fail_at(r, start, err, errlen, unclosed(r));
+                    return fail_top(r, err, errlen, unclosed(r));
                 }
                 if (c == '}' && first) break;
                 if (!first) {
@@ -422,10 +429,10 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
                 if (s < 0 || items) break;
             }
             if (bad) {
-                size_t at = r->pos;
                 r->obj_start = NONE;
                 r->dropped = false;
-                return fail_at(r, r->eof ? start : at, err, errlen, bad);
+                if (r->eof) return fail_top(r, err, errlen, bad);
+                return fail_at(r, r->pos, err, errlen, bad);
             }
             if (items) {
                 r->obj_start = NONE;
@@ -471,8 +478,9 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
             {
                 int s = skip_value(r);
                 if (s < 0) return read_failed(r, err, errlen);
-                if (s == 0) return fail_at(r, r->top_line ? r->pos : r->pos, err, errlen,
-                                           "unexpected end of JSON input (a List item is not closed)");
+                if (s == 0)
+                    return fail_top(r, err, errlen,
+                                    "unexpected end of JSON input (a List item is not closed)");
             }
             r->item_comma = true;
             {
