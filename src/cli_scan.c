@@ -313,11 +313,11 @@ static void scan_object(struct scan *s, const struct jg_doc *d) {
         jg_review_free(&rv);
         return;
     }
-    const struct jg_request *q = &rv.req;
+    struct jg_request *q = &rv.req;
+    if (!q->namespace_.n && s->ns) q->namespace_ = (jg_str){s->ns, strlen(s->ns)}; /* the rules' */
     struct object_ref o = {meta.api_version.s, {q->row->kind, strlen(q->row->kind)},
                            q->namespace_,      q->object.name,
                            meta.uid.s,         where};
-    if (!o.namespace_.n && s->ns) o.namespace_ = (jg_str){s->ns, strlen(s->ns)};
     struct jg_errors errs[JG_MODE_OFF];
     for (int m = 0; m < JG_MODE_OFF; m++)
         jg_errors_init(&errs[m]);
