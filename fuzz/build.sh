@@ -9,12 +9,9 @@ out=$1
 mkdir -p "$out"
 CC=${CC:-clang}
 
-# The engine only: no CLI, no server, no util.c.
-engine=""
-for f in "$root"/src/*.c; do
-    case $(basename "$f") in main.c | cli_*.c | util.c) ;; *) engine="$engine $f" ;; esac
-done
-engine="$engine $root/src/files/reader.c $root/src/files/yaml.c" # the policy file may be YAML
+# The engine and the policy file reader (the files layer: the policy file may be YAML): no CLI
+# (src/cli), no server (src/server).
+engine="$(find "$root/src/engine" "$root/src/policy" "$root/src/files" -name '*.c' | sort | tr '\n' ' ')"
 
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include

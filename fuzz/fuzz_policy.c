@@ -1,4 +1,4 @@
-/* libFuzzer target: the policy file reader (src/policy.c, docs/policy.md).
+/* libFuzzer target: the policy file reader (src/policy/policy.c, docs/policy.md).
  *
  * The whole input is the file (exact-size heap copy). Asserted:
  *  - refused ⇒ one line naming the file first, and NULL; accepted ⇒ no message needed;

@@ -1,4 +1,4 @@
-/* The reference decoder: AdmissionReview bytes -> the same jg_review view as src/decode.c, written
+/* The reference decoder: AdmissionReview bytes -> the same jg_review view as src/engine/decode/, written
  * independently on top of jansson (a whole-document tree, then a walk over it). Test and fuzz
  * code only, never linked into the server: it exists to check the request path's scanner (see
  * refdiff.h and docs/server.md, "The reference decoder"). */

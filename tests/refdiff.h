@@ -1,4 +1,4 @@
-/* The differential check: the request path's scanner (src/decode.c) against the jansson
+/* The differential check: the request path's scanner (src/engine/decode/) against the jansson
  * reference decoder (refdecode.h) on the same bytes. Shared by tests/test_refdecode.c and
  * fuzz/fuzz_refdecode.c. Where the two may legitimately differ (docs/server.md, "The reference decoder"),
  * the comparator applies one narrow, named exception and says which in `exceptions`. */

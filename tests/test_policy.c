@@ -1,4 +1,4 @@
-/* The policy file reader (src/policy.c, docs/policy.md): defaults, a full valid file read back
+/* The policy file reader (src/policy/policy.c, docs/policy.md): defaults, a full valid file read back
  * field by field, modes and jg_policy_apply, limits, the target table, and every invalid file
  * under tests/policy/invalid/<case>/{policy.json,error} (one folder per case: the exact one-line
  * error, with the file named "policy.json"). Usage: test_policy INVALID_DIR */

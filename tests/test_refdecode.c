@@ -1,4 +1,4 @@
-/* The scanner (src/decode.c) against the jansson reference decoder (refdecode.h), through the
+/* The scanner (src/engine/decode/) against the jansson reference decoder (refdecode.h), through the
  * comparator the fuzz target uses (refdiff.h):
  *  - every tests/cases review, every fuzz seed and regression: the two agree (both wordings);
  *  - each place where they may legitimately differ: the comparator applies exactly the

@@ -4,7 +4,7 @@
 #include "jobguard/admit.h"
 #include "jobguard/rules.h"
 #include "jobguard/verdict.h"
-#include "utf8.h"
+#include "../engine/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -87,7 +87,7 @@ else:
     fail("outside-reference detector is broken")
 
 files = repo_files()
-if len(files) < 100 or "src/rules.c" not in files or "README.md" not in files:
+if len(files) < 100 or "src/engine/rules.c" not in files or "README.md" not in files:
     fail("found only %d files under %s: not the repository" % (len(files), ROOT))
 SELF = os.path.relpath(os.path.abspath(__file__), os.path.abspath(ROOT))
 bad = [(n, i, l) for n, t in files.items() if n != SELF for i, l in outside_refs(t.splitlines())]
@@ -175,11 +175,11 @@ for name, text in sorted(files.items()):
     per_file[name] = n
     for e in errs:
         fail(e)
-if total >= 150 and per_file.get("src/rules.c", 0) >= 35 and per_file.get(RULES, 0) >= 30:
-    ok("%d citations of %s resolve (src/rules.c %d, README.md %d, the reference itself %d)"
-       % (total, RULES, per_file["src/rules.c"], per_file.get("README.md", 0), per_file[RULES]))
+if total >= 150 and per_file.get("src/engine/rules.c", 0) >= 35 and per_file.get(RULES, 0) >= 30:
+    ok("%d citations of %s resolve (src/engine/rules.c %d, README.md %d, the reference itself %d)"
+       % (total, RULES, per_file["src/engine/rules.c"], per_file.get("README.md", 0), per_file[RULES]))
 else:
-    fail("only %d citations found (src/rules.c %d): the scan lost them" % (total, per_file.get("src/rules.c", 0)))
+    fail("only %d citations found (src/engine/rules.c %d): the scan lost them" % (total, per_file.get("src/engine/rules.c", 0)))
 
 # Every edge case has its test folder and every eNN folder its edge case.
 folders = {m.group(1) for n in files for m in [re.match(r"tests/cases/e(\d\d)[a-z]?-", n)] if m}
