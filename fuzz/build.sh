@@ -9,8 +9,9 @@ out=$1
 mkdir -p "$out"
 CC=${CC:-clang}
 
-# The engine and the policy file readers (the policy file may be YAML): no CLI (src/cli), no server (src/server).
-engine="$(find "$root/src/engine" "$root/src/policy" -name '*.c' | sort | tr '\n' ' ') $root/src/files/readfile.c $root/src/files/reader.c $root/src/files/yaml.c"
+# The engine and the policy file reader (the files layer: the policy file may be YAML): no CLI
+# (src/cli), no server (src/server).
+engine="$(find "$root/src/engine" "$root/src/policy" "$root/src/files" -name '*.c' | sort | tr '\n' ' ')"
 
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
