@@ -644,7 +644,7 @@ static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
         struct members m = {0};
         ok = collect(w, n, &m, depth);
         if (ok) {
-            qsort(m.v, m.n, sizeof *m.v, cmp_member);
+            if (m.n) qsort(m.v, m.n, sizeof *m.v, cmp_member); /* {} has no array */
             jg_buf_putc(w->out, '{');
             for (size_t i = 0; ok && i < m.n; i++) {
                 if (i) jg_buf_putc(w->out, ',');
