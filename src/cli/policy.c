@@ -221,7 +221,7 @@ static size_t lint_warnings(const struct jg_policy *p) {
 
 /* The chart writes `toJson .Values.policy` as the policy file; Helm reads values with the same
  * YAML conversion as kubectl, so this is the file the install hook checks. */
-static struct jg_policy *load_values(const char *file, char *err, size_t errlen) {
+static struct jg_policy *load_values(const char *file, bool *absent, char *err, size_t errlen) {
     jg_buf b = JG_BUF_INIT;
     if (!jg_read_file(file, (size_t)16 << 20, &b, err, errlen)) {
         jg_buf_free(&b);
@@ -236,11 +236,13 @@ static struct jg_policy *load_values(const char *file, char *err, size_t errlen)
     free(conv);
     json_t *pol = json_is_object(root) ? json_object_get(root, "policy") : NULL;
     struct jg_policy *p = NULL;
-    if (!json_is_object(pol) || json_object_size(pol) == 0) {
-        snprintf(err, errlen,
-                 "%s: no policy block (.policy, an object with members; the chart then installs "
-                 "no policy file and runs no check)",
-                 file);
+    if (!root || !(json_is_object(root) || json_is_null(root))) {
+        snprintf(err, errlen, "%s: a values file is a YAML mapping (got %s)", file,
+                 !root ? "something jansson cannot read" : "another kind of document");
+    } else if (!pol || json_is_null(pol) || (json_is_object(pol) && json_object_size(pol) == 0)) {
+        *absent = true; /* valid values: the chart installs no policy file and runs no check */
+    } else if (!json_is_object(pol)) {
+        snprintf(err, errlen, "%s: .policy must be an object (the policy file's members)", file);
     } else {
         char *s = json_dumps(pol, JSON_COMPACT);
         char name[600];
@@ -255,8 +257,15 @@ static struct jg_policy *load_values(const char *file, char *err, size_t errlen)
 
 static int cmd_check(const char *file, bool strict, bool values) {
     char err[1024];
-    struct jg_policy *p = values ? load_values(file, err, sizeof err)
+    bool absent = false;
+    struct jg_policy *p = values ? load_values(file, &absent, err, sizeof err)
                                  : jg_policy_load_file(file, err, sizeof err);
+    if (absent) {
+        printf("%s: no policy block (.policy is absent or empty): the chart installs no policy "
+               "file, and jobguard runs with its built-in defaults (every rule in deny mode)\n",
+               file);
+        return EXIT_OK;
+    }
     if (!p) {
         fprintf(stderr, "jobguard policy check: %s\n", err);
         return EXIT_INVALID;
