@@ -15,8 +15,13 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-python3 -c 'import yaml, jsonschema' 2>/dev/null || { echo "FAIL setup: python3-yaml and python3-jsonschema are needed"; exit 1; }
-validate() { python3 "$here/validate_report.py" "$here/crds" "$1" >"$tmp/v.out" 2>&1; }
+# Debian's python3 (where .ci/deps installs the two packages) first, then whatever python3 is on PATH
+py=""
+for p in /usr/bin/python3 python3; do
+	"$p" -c 'import yaml, jsonschema' 2>/dev/null && { py=$p; break; }
+done
+[[ -n $py ]] || { echo "FAIL setup: python3-yaml and python3-jsonschema are needed (.ci/deps installs them)"; exit 1; }
+validate() { "$py" "$here/validate_report.py" "$here/crds" "$1" >"$tmp/v.out" 2>&1; }
 for fmt in policyreport openreports; do
 	"$bin" scan -o "$fmt" --policy-file "$in/policy.json" "$in/cluster.json" "$in/manifests" "$in/job-ok.json" >"$tmp/$fmt.json"
 	rc=$?
