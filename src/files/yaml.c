@@ -4,11 +4,19 @@
  *
  * libyaml's events build a small tree per document (per List item when a top-level mapping's
  * "items" is a sequence, so that a List is converted item by item); aliases point into it and are
- * expanded when the JSON is written, within JG_READER_MAX_DOC bytes (billion laughs). */
+ * expanded when the JSON is written, within JG_READER_MAX_DOC bytes (billion laughs).
+ *
+ * The tree lives in an arena of 64 KiB blocks: a node or a scalar's text is a pointer bump, and a
+ * document (or a streamed List item) is freed at once by moving the arena back to where it began;
+ * the blocks are kept for the next one. A map's members are gathered on one stack shared by all
+ * levels, keys pointing at the scalars' own text, and sorted only when they are not in order
+ * already (kubectl writes them sorted). */
 #include "files.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,89 +32,152 @@ enum kind { N_SCALAR, N_SEQ, N_MAP, N_ALIAS };
 struct node {
     enum kind kind;
     bool plain;      /* scalar: plain (unquoted, untagged) */
-    bool anchored;   /* owned by the anchor list, not by its parent */
+    bool anchored;   /* an anchor names it */
     bool streamed;   /* the List's items: children are yielded, not kept */
     bool busy;       /* being written (an alias to it from inside is a cycle) */
+    unsigned line, col; /* 1-based start */
     char *tag;       /* NULL or the event's tag */
     char *anchor;    /* alias: the name */
-    char *s;         /* scalar value */
+    char *s;         /* scalar value (NUL-terminated) */
     size_t len;
-    struct node **kids; /* seq: items; map: key, value, key, value... */
-    size_t n, cap;
-    struct node *target; /* alias */
-    unsigned line, col;  /* 1-based start */
+    struct node *first, *last; /* seq: items; map: key, value, key, value... */
+    struct node *next;         /* the next sibling */
+    size_t n;                  /* children */
+    struct node *target;       /* alias */
 };
 
 struct anchor {
-    char *name;
+    const char *name;
     struct node *node;
 };
+
+/* A map member after merges, before duplicates are dropped: the last one (highest seq) wins. */
+struct member {
+    const char *key;
+    size_t klen;
+    const struct node *value;
+    size_t seq;
+};
+
+/* ------------------------------------------------------------------ arena */
+
+#define BLOCK ((size_t)64 << 10)
+#define ALIGN alignof(max_align_t)
+
+struct block {
+    struct block *prev;
+    size_t cap, used;
+    alignas(max_align_t) char data[];
+};
+
+struct mark {
+    struct block *b;
+    size_t used;
+};
+
+struct arena {
+    struct block *cur;   /* the block being filled; prev: the ones before it */
+    struct block *spare; /* blocks given back, reused before malloc */
+};
+
+static void *arena_alloc(struct arena *a, size_t n) {
+    n = (n + ALIGN - 1) & ~(ALIGN - 1);
+    struct block *b = a->cur;
+    if (!b || b->cap - b->used < n) {
+        struct block *s = a->spare;
+        if (s && s->cap >= n) {
+            a->spare = s->prev;
+        } else {
+            size_t cap = n > BLOCK ? n : BLOCK;
+            s = malloc(sizeof *s + cap);
+            if (!s) return NULL;
+            s->cap = cap;
+        }
+        s->prev = b;
+        s->used = 0;
+        a->cur = b = s;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+static char *arena_dup(struct arena *a, const char *s, size_t n) {
+    char *p = arena_alloc(a, n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+static struct mark arena_mark(const struct arena *a) {
+    return (struct mark){a->cur, a->cur ? a->cur->used : 0};
+}
+
+/* Frees everything allocated since m (the blocks are kept as spares). */
+static void arena_release(struct arena *a, struct mark m) {
+    while (a->cur != m.b) {
+        struct block *b = a->cur;
+        a->cur = b->prev;
+        b->prev = a->spare;
+        a->spare = b;
+    }
+    if (a->cur) a->cur->used = m.used;
+}
+
+static void arena_free(struct arena *a) {
+    arena_release(a, (struct mark){NULL, 0});
+    while (a->spare) {
+        struct block *b = a->spare;
+        a->spare = b->prev;
+        free(b);
+    }
+}
 
 struct jg_yaml_stream {
     yaml_parser_t parser;
     int fd;
     const char *pre;
     size_t npre, used;
-    const char *text; /* jg_yaml_to_json: the whole input */
     char *source;
     bool failed; /* libyaml error: the rest of the stream is unreadable */
     bool done;
     bool skip;   /* a conversion error: the rest of this document is skipped */
     size_t doc;
-    bool in_doc;
+    struct arena arena;    /* the document's nodes and texts */
+    struct mark item_mark; /* where the streamed List item being built began */
+    size_t item_anchors;   /* anchors defined before it */
     struct node *stack[MAX_DEPTH + 2];
     size_t depth;
-    struct node *root; /* a complete document waiting to be yielded, or NULL */
-    const struct node *items; /* root's items when the List was found after the fact */
-    size_t next_item;
+    struct node *root;             /* a complete document waiting to be yielded, or NULL */
+    const struct node *items;      /* root's items when the List was found after the fact */
+    const struct node *next_item;  /* the next of them to yield */
     long item;
     struct anchor *anchors;
     size_t nanchors, capanchors;
-    struct node **owned; /* anchored nodes: freed at the document's end */
-    size_t nowned, capowned;
-    char err[512];
+    struct member *mem; /* members of the maps being written, innermost last */
+    size_t nmem, capmem;
 };
 
 /* ------------------------------------------------------------------ tree */
 
-static void free_node(struct node *n) {
-    if (!n) return;
-    for (size_t i = 0; i < n->n; i++)
-        if (n->kids[i] && !n->kids[i]->anchored) free_node(n->kids[i]);
-    free(n->kids);
-    free(n->tag);
-    free(n->anchor);
-    free(n->s);
-    free(n);
-}
-
-/* Frees the document: the open containers (not yet attached to a parent), the complete root
- * and every anchored node (owned by the anchor list, skipped by their parents). */
+/* Frees the document: its nodes, texts and anchors. */
 static void end_document(jg_yaml_stream *y) {
-    for (size_t i = 0; i < y->depth; i++)
-        if (!y->stack[i]->anchored) free_node(y->stack[i]);
     y->depth = 0;
-    if (y->root && !y->root->anchored) free_node(y->root);
     y->root = NULL;
     y->items = NULL;
-    for (size_t i = 0; i < y->nowned; i++)
-        free_node(y->owned[i]);
-    y->nowned = 0;
-    for (size_t i = 0; i < y->nanchors; i++)
-        free(y->anchors[i].name);
+    y->next_item = NULL;
     y->nanchors = 0;
+    y->nmem = 0;
+    arena_release(&y->arena, (struct mark){NULL, 0});
 }
 
-static bool add_kid(struct node *p, struct node *k) {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 4;
-        struct node **v = realloc(p->kids, cap * sizeof *v);
-        if (!v) return false;
-        p->kids = v;
-        p->cap = cap;
-    }
-    p->kids[p->n++] = k;
-    return true;
+static void add_kid(struct node *p, struct node *k) {
+    k->next = NULL;
+    if (p->last) p->last->next = k;
+    else p->first = k;
+    p->last = k;
+    p->n++;
 }
 
 static bool add_anchor(jg_yaml_stream *y, const char *name, struct node *n) {
@@ -117,17 +188,9 @@ static bool add_anchor(jg_yaml_stream *y, const char *name, struct node *n) {
         y->anchors = v;
         y->capanchors = cap;
     }
-    if (y->nowned == y->capowned) {
-        size_t cap = y->capowned ? y->capowned * 2 : 8;
-        struct node **v = realloc(y->owned, cap * sizeof *v);
-        if (!v) return false;
-        y->owned = v;
-        y->capowned = cap;
-    }
-    char *s = strdup(name);
+    char *s = arena_dup(&y->arena, name, strlen(name));
     if (!s) return false;
     y->anchors[y->nanchors++] = (struct anchor){s, n};
-    y->owned[y->nowned++] = n;
     n->anchored = true;
     return true;
 }
@@ -238,49 +301,70 @@ static const char *short_tag(const char *tag, char *buf, size_t n) {
     return tag ? tag : "";
 }
 
+/* The first bytes goyaml.v2's resolve table lists: only these can start a non-string. */
+static const bool hint_byte[256] = {
+    ['+'] = true, ['-'] = true, ['0'] = true, ['1'] = true, ['2'] = true, ['3'] = true,
+    ['4'] = true, ['5'] = true, ['6'] = true, ['7'] = true, ['8'] = true, ['9'] = true,
+    ['y'] = true, ['Y'] = true, ['n'] = true, ['N'] = true, ['t'] = true, ['T'] = true,
+    ['f'] = true, ['F'] = true, ['o'] = true, ['O'] = true, ['~'] = true, ['.'] = true,
+};
+
+/* A plain scalar starting with c0 ('.', a sign or a digit) as an int, uint or float into *r
+ * (left a string when it is none). Underscores are dropped except after a leading '.', as
+ * goyaml.v2 does. False when out of memory. */
+static bool resolve_number(const char *s, size_t n, char c0, struct resolved *r) {
+    char small[64];
+    char *plain = n < sizeof small ? small : malloc(n + 1);
+    if (!plain) return false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != '_' || c0 == '.') plain[k++] = s[i];
+    plain[k] = '\0';
+    if (c0 == '.') {
+        double f;
+        if (yaml_style_float(plain) && parse_float(plain, &f)) *r = (struct resolved){.kind = R_FLOAT, .f = f};
+    } else {
+        /* timestamps (YYYY-...) are kept as the text: they never parse as numbers below */
+        bool neg;
+        uint64_t mag;
+        double f;
+        if (go_parse_int(plain, true, &neg, &mag) &&
+            (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
+            r->kind = R_INT;
+            r->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        } else if (go_parse_int(plain, false, &neg, &mag)) {
+            r->kind = R_UINT;
+            r->u = mag;
+        } else if (yaml_style_float(plain) && parse_float(plain, &f)) {
+            *r = (struct resolved){.kind = R_FLOAT, .f = f};
+        }
+    }
+    if (plain != small) free(plain);
+    return true;
+}
+
 /* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
 static struct resolved resolve_text(const char *s, size_t n, const char *tag, char *err,
                                     size_t errlen) {
     struct resolved r = {.kind = R_STR};
     char c0 = n ? s[0] : 0;
     /* goyaml.v2's resolve table: only these first bytes can start a non-string */
-    bool hint = n == 0 || (c0 != '\0' && strchr("+-0123456789yYnNtTfFoO~.", c0) != NULL);
+    bool hint = n == 0 || hint_byte[(unsigned char)c0];
     if (hint && strcmp(tag, "!!str") != 0 && strcmp(tag, "!!binary") != 0) {
-        if (in_list(s, n, yes)) return (struct resolved){.kind = R_BOOL, .b = true};
-        if (in_list(s, n, no)) return (struct resolved){.kind = R_BOOL, .b = false};
-        if (in_list(s, n, nulls)) return (struct resolved){.kind = R_NULL};
-        if (in_list(s, n, nans)) return (struct resolved){.kind = R_FLOAT, .f = NAN};
-        if (in_list(s, n, pinf)) return (struct resolved){.kind = R_FLOAT, .f = INFINITY};
-        if (in_list(s, n, ninf)) return (struct resolved){.kind = R_FLOAT, .f = -INFINITY};
-        char *plain = malloc(n + 1);
-        if (!plain) {
-            snprintf(err, errlen, "out of memory");
-            return (struct resolved){.kind = R_ERROR};
+        if (n <= 5) { /* the longest word below */
+            if (in_list(s, n, yes)) return (struct resolved){.kind = R_BOOL, .b = true};
+            if (in_list(s, n, no)) return (struct resolved){.kind = R_BOOL, .b = false};
+            if (in_list(s, n, nulls)) return (struct resolved){.kind = R_NULL};
+            if (in_list(s, n, nans)) return (struct resolved){.kind = R_FLOAT, .f = NAN};
+            if (in_list(s, n, pinf)) return (struct resolved){.kind = R_FLOAT, .f = INFINITY};
+            if (in_list(s, n, ninf)) return (struct resolved){.kind = R_FLOAT, .f = -INFINITY};
         }
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (s[i] != '_' || c0 == '.') plain[k++] = s[i];
-        plain[k] = '\0';
-        if (c0 == '.') {
-            double f;
-            if (yaml_style_float(plain) && parse_float(plain, &f)) r = (struct resolved){.kind = R_FLOAT, .f = f};
-        } else if (c0 == '+' || c0 == '-' || (c0 >= '0' && c0 <= '9')) {
-            /* timestamps (YYYY-...) are kept as the text: they never parse as numbers below */
-            bool neg;
-            uint64_t mag;
-            double f;
-            if (go_parse_int(plain, true, &neg, &mag) &&
-                (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
-                r.kind = R_INT;
-                r.i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-            } else if (go_parse_int(plain, false, &neg, &mag)) {
-                r.kind = R_UINT;
-                r.u = mag;
-            } else if (yaml_style_float(plain) && parse_float(plain, &f)) {
-                r = (struct resolved){.kind = R_FLOAT, .f = f};
+        /* only numbers are left, and they start with one of these */
+        if (c0 == '.' || c0 == '+' || c0 == '-' || (c0 >= '0' && c0 <= '9'))
+            if (!resolve_number(s, n, c0, &r)) {
+                snprintf(err, errlen, "out of memory");
+                return (struct resolved){.kind = R_ERROR};
             }
-        }
-        free(plain);
     }
     if (tag[0] == '\0' || strcmp(tag, "!!str") == 0 || strcmp(tag, "!!binary") == 0) return r;
     /* an explicit tag must agree with what the text resolves to */
@@ -444,50 +528,94 @@ static bool b64(const char *s, size_t n, jg_buf *out) {
     return (data + pad) % 4 == 0 && pad <= 2;
 }
 
-static bool write_node(struct writer *w, const struct node *n, unsigned depth);
 
-/* A map's members after merges and duplicates, sorted as Go sorts map keys. */
-struct member {
-    char *key;
-    size_t klen;
-    const struct node *value;
-};
-struct members {
-    struct member *v;
-    size_t n, cap;
-};
-
-static void members_free(struct members *m) {
-    for (size_t i = 0; i < m->n; i++)
-        free(m->v[i].key);
-    free(m->v);
+/* jg_buf_putc and jg_buf_json_string without a call for what fits (the JSON is mostly these). */
+static inline void out_c(jg_buf *b, char c) {
+    if (!b->oom && b->len + 2 <= b->cap) {
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+    } else {
+        jg_buf_putc(b, c);
+    }
 }
 
-static bool members_set(struct members *m, const char *k, size_t kl, const struct node *v) {
-    for (size_t i = 0; i < m->n; i++)
-        if (m->v[i].klen == kl && memcmp(m->v[i].key, k, kl) == 0) {
-            m->v[i].value = v; /* the last one wins */
-            return true;
-        }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 8;
-        struct member *nv = realloc(m->v, cap * sizeof *nv);
+/* A byte jg_buf_json_string writes as it is. */
+static inline bool plain_json(unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
+static void out_str(jg_buf *b, const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n && plain_json((unsigned char)s[i]))
+        i++;
+    if (i < n || !jg_buf_reserve(b, n + 2)) return jg_buf_json_string(b, s, n);
+    char *p = b->data + b->len;
+    p[0] = '"';
+    memcpy(p + 1, s, n);
+    p[n + 1] = '"';
+    p[n + 2] = '\0';
+    b->len += n + 2;
+}
+
+/* Pushes a member on the stream's member stack. */
+static bool push_member(jg_yaml_stream *y, const char *k, size_t kl, const struct node *v) {
+    if (y->nmem == y->capmem) {
+        size_t cap = y->capmem ? y->capmem * 2 : 64;
+        struct member *nv = realloc(y->mem, cap * sizeof *nv);
         if (!nv) return false;
-        m->v = nv;
-        m->cap = cap;
+        y->mem = nv;
+        y->capmem = cap;
     }
-    char *c = malloc(kl + 1);
-    if (!c) return false;
-    memcpy(c, k, kl);
-    c[kl] = '\0';
-    m->v[m->n++] = (struct member){c, kl, v};
+    y->mem[y->nmem] = (struct member){k, kl, v, y->nmem};
+    y->nmem++;
     return true;
 }
 
-static bool collect(struct writer *w, const struct node *map, struct members *m, unsigned depth);
+/* Go's order of map keys: bytewise, a prefix first. */
+static int cmp_key(const struct member *x, const struct member *y) {
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static int cmp_member(const void *a, const void *b) {
+    const struct member *x = a, *y = b;
+    int c = cmp_key(x, y);
+    return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The members pushed since base, sorted by key with the last of each key kept. Returns how many
+ * are left (at y->mem[base...]). */
+static size_t finish_members(jg_yaml_stream *y, size_t base) {
+    struct member *m = y->mem + base;
+    size_t n = y->nmem - base, i = 1;
+    while (i < n && cmp_key(&m[i - 1], &m[i]) < 0) /* in order, no duplicates: done */
+        i++;
+    if (i >= n) return n;
+    if (n <= 16) {
+        for (; i < n; i++) {
+            struct member t = m[i];
+            size_t j = i;
+            for (; j > 0 && cmp_member(&m[j - 1], &t) > 0; j--)
+                m[j] = m[j - 1];
+            m[j] = t;
+        }
+    } else {
+        qsort(m, n, sizeof *m, cmp_member);
+    }
+    size_t k = 0;
+    for (i = 0; i < n; i++) {
+        if (k > 0 && cmp_key(&m[k - 1], &m[i]) == 0) m[k - 1] = m[i]; /* the last one wins */
+        else m[k++] = m[i];
+    }
+    y->nmem = base + k;
+    return k;
+}
+
+static bool collect(struct writer *w, const struct node *map, unsigned depth);
 
 /* `<<: value`: a mapping, or a sequence of mappings of which the first wins (goyaml.v2). */
-static bool merge(struct writer *w, const struct node *v, struct members *m, unsigned depth) {
+static bool merge(struct writer *w, const struct node *v, unsigned depth) {
     const struct node *t = deref(v);
     if (t && t->busy) {
         char msg[300];
@@ -495,27 +623,53 @@ static bool merge(struct writer *w, const struct node *v, struct members *m, uns
                  v->kind == N_ALIAS ? v->anchor : "");
         return wfail(w, v, msg);
     }
-    if (t && t->kind == N_MAP) return collect(w, t, m, depth + 1);
+    if (t && t->kind == N_MAP) return collect(w, t, depth + 1);
     if (t && t->kind == N_SEQ) {
-        for (size_t i = t->n; i-- > 0;) {
-            const struct node *e = deref(t->kids[i]);
-            if (!e || e->kind != N_MAP)
-                return wfail(w, t->kids[i],
-                             "yaml: map merge requires map or sequence of maps as the value");
-            if (!collect(w, e, m, depth + 1)) return false;
+        /* the last first, so that the first one's members are pushed last and win */
+        const struct node *stack_small[16], **kids = stack_small;
+        if (t->n > 16) {
+            kids = malloc(t->n * sizeof *kids);
+            if (!kids) return wfail(w, v, "out of memory");
         }
-        return true;
+        size_t i = 0;
+        for (const struct node *k = t->first; k; k = k->next)
+            kids[i++] = k;
+        bool ok = true;
+        while (ok && i-- > 0) {
+            const struct node *e = deref(kids[i]);
+            if (!e || e->kind != N_MAP)
+                ok = wfail(w, kids[i], "yaml: map merge requires map or sequence of maps as the value");
+            else
+                ok = collect(w, e, depth + 1);
+        }
+        if (kids != stack_small) free(kids);
+        return ok;
     }
     return wfail(w, v, "yaml: map merge requires map or sequence of maps as the value");
 }
 
-static bool collect(struct writer *w, const struct node *map, struct members *m, unsigned depth) {
+/* A non-string key's text (bool, int, float, binary) kept in the arena. */
+static bool push_made_key(struct writer *w, const struct node *kn, const jg_buf *key,
+                          const struct node *v) {
+    const char *k = key->oom ? NULL : arena_dup(&w->y->arena, key->data ? key->data : "", key->len);
+    if (!k || !push_member(w->y, k, key->len, v)) return wfail(w, kn, "out of memory");
+    return true;
+}
+
+/* Pushes map's members (merges applied, in the order they were written) on the member stack. */
+static bool collect(struct writer *w, const struct node *map, unsigned depth) {
     if (depth > MAX_DEPTH) return wfail(w, map, "nesting deeper than 512 levels");
-    for (size_t i = 0; i + 1 < map->n; i += 2) {
-        const struct node *kn = map->kids[i], *k = deref(kn), *v = map->kids[i + 1];
+    for (const struct node *kn = map->first; kn && kn->next; kn = kn->next->next) {
+        const struct node *k = deref(kn), *v = kn->next;
         if (k->kind != N_SCALAR)
             return wfail(w, kn, k->kind == N_MAP ? "yaml: invalid map key: a mapping"
                                                  : "yaml: invalid map key: a sequence");
+        /* the common case first: a plain or quoted key without a tag that is a string */
+        if (!k->tag && (!k->plain || (k->len > 0 && !hint_byte[(unsigned char)k->s[0]] &&
+                                      !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)))) {
+            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            continue;
+        }
         char err[300];
         err[0] = '\0';
         /* goyaml.v2's isMerge: a plain "<<" (or one tagged !!merge) */
@@ -525,11 +679,12 @@ static bool collect(struct writer *w, const struct node *map, struct members *m,
         struct resolved r = is_merge ? (struct resolved){.kind = R_MERGE}
                                      : resolve_node(k, err, sizeof err);
         jg_buf key = JG_BUF_INIT;
+        bool ok;
         switch (r.kind) {
         case R_ERROR:
             return wfail(w, kn, err);
         case R_MERGE:
-            if (!merge(w, v, m, depth)) return false;
+            if (!merge(w, v, depth)) return false;
             continue;
         case R_STR:
             if (k->tag && strcmp(k->tag, "tag:yaml.org,2002:binary") == 0) {
@@ -537,10 +692,10 @@ static bool collect(struct writer *w, const struct node *map, struct members *m,
                     jg_buf_free(&key);
                     return wfail(w, kn, "yaml: !!binary value contains invalid base64 data");
                 }
-            } else {
-                jg_buf_put(&key, k->s, k->len);
+                break;
             }
-            break;
+            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            continue;
         case R_NULL:
             return wfail(w, kn, "unsupported map key of type: <nil> (a null key)");
         case R_BOOL:
@@ -550,24 +705,16 @@ static bool collect(struct writer *w, const struct node *map, struct members *m,
             jg_buf_put_i64(&key, r.i);
             break;
         case R_UINT:
-            jg_buf_free(&key);
             return wfail(w, kn, "unsupported map key of type: uint64");
         case R_FLOAT:
             put_key_float(&key, r.f);
             break;
         }
-        bool ok = !key.oom && members_set(m, key.data ? key.data : "", key.len, v);
+        ok = push_made_key(w, kn, &key, v);
         jg_buf_free(&key);
-        if (!ok) return wfail(w, kn, "out of memory");
+        if (!ok) return false;
     }
     return true;
-}
-
-static int cmp_member(const void *a, const void *b) {
-    const struct member *x = a, *y = b;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
 }
 
 static bool write_scalar(struct writer *w, const struct node *n) {
@@ -586,7 +733,7 @@ static bool write_scalar(struct writer *w, const struct node *n) {
             jg_buf_free(&raw);
             if (!ok) return wfail(w, n, "yaml: !!binary value contains invalid base64 data");
         } else {
-            jg_buf_json_string(w->out, n->s, n->len);
+            out_str(w->out, n->s, n->len);
         }
         return true;
     case R_NULL:
@@ -612,6 +759,7 @@ static bool write_scalar(struct writer *w, const struct node *n) {
     return true;
 }
 
+
 static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
     if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
     if (w->out->len > JG_READER_MAX_DOC) {
@@ -634,27 +782,30 @@ static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
     ((struct node *)n)->busy = true;
     bool ok = true;
     if (n->kind == N_SEQ) {
-        jg_buf_putc(w->out, '[');
-        for (size_t i = 0; ok && i < n->n; i++) {
-            if (i) jg_buf_putc(w->out, ',');
-            ok = write_node(w, n->kids[i], depth + 1);
+        out_c(w->out, '[');
+        for (const struct node *k = n->first; ok && k; k = k->next) {
+            if (k != n->first) out_c(w->out, ',');
+            ok = write_node(w, k, depth + 1);
         }
-        jg_buf_putc(w->out, ']');
+        out_c(w->out, ']');
     } else {
-        struct members m = {0};
-        ok = collect(w, n, &m, depth);
+        jg_yaml_stream *y = w->y;
+        size_t base = y->nmem;
+        ok = collect(w, n, depth);
         if (ok) {
-            if (m.n) qsort(m.v, m.n, sizeof *m.v, cmp_member); /* {} has no array */
-            jg_buf_putc(w->out, '{');
-            for (size_t i = 0; ok && i < m.n; i++) {
-                if (i) jg_buf_putc(w->out, ',');
-                jg_buf_json_string(w->out, m.v[i].key, m.v[i].klen);
-                jg_buf_putc(w->out, ':');
-                ok = write_node(w, m.v[i].value, depth + 1);
+            size_t cnt = finish_members(y, base);
+            out_c(w->out, '{');
+            for (size_t i = 0; ok && i < cnt; i++) {
+                /* y->mem moves when a nested map grows it: read it afresh */
+                const struct member *m = &y->mem[base + i];
+                if (i) out_c(w->out, ',');
+                out_str(w->out, m->key, m->klen);
+                out_c(w->out, ':');
+                ok = write_node(w, m->value, depth + 1);
             }
-            jg_buf_putc(w->out, '}');
+            out_c(w->out, '}');
         }
-        members_free(&m);
+        y->nmem = base;
     }
     ((struct node *)n)->busy = false;
     return ok;
@@ -706,8 +857,9 @@ void jg_yaml_stream_close(jg_yaml_stream *y) {
     if (!y) return;
     end_document(y);
     yaml_parser_delete(&y->parser);
+    arena_free(&y->arena);
     free(y->anchors);
-    free(y->owned);
+    free(y->mem);
     free(y->source);
     free(y);
 }
@@ -735,15 +887,19 @@ static const struct node *list_items(jg_yaml_stream *y, const struct node *root)
     if (root->kind != N_MAP) return NULL;
     char msg[300];
     struct writer w = {y, NULL, msg, sizeof msg, 0, 0};
-    struct members m = {0};
     const struct node *items = NULL;
-    if (collect(&w, root, &m, 0))
-        for (size_t i = 0; i < m.n; i++)
-            if (m.v[i].klen == 5 && memcmp(m.v[i].key, "items", 5) == 0) {
-                const struct node *v = deref(m.v[i].value);
+    size_t base = y->nmem;
+    if (collect(&w, root, 0)) {
+        size_t cnt = finish_members(y, base);
+        for (size_t i = 0; i < cnt; i++) {
+            const struct member *m = &y->mem[base + i];
+            if (m->klen == 5 && memcmp(m->key, "items", 5) == 0) {
+                const struct node *v = deref(m->value);
                 if (v && v->kind == N_SEQ) items = v;
             }
-    members_free(&m);
+        }
+    }
+    y->nmem = base;
     return items;
 }
 
@@ -752,13 +908,22 @@ static bool is_items_key(const struct node *k) {
            (!k->tag || strcmp(k->tag, "tag:yaml.org,2002:str") == 0);
 }
 
-static struct node *new_node(enum kind kind, const yaml_event_t *e) {
-    struct node *n = calloc(1, sizeof *n);
+static struct node *new_node(jg_yaml_stream *y, enum kind kind, const yaml_event_t *e) {
+    struct node *n = arena_alloc(&y->arena, sizeof *n);
     if (!n) return NULL;
+    memset(n, 0, sizeof *n);
     n->kind = kind;
     n->line = (unsigned)e->start_mark.line + 1;
     n->col = (unsigned)e->start_mark.column + 1;
     return n;
+}
+
+/* A copy of libyaml's text in the arena (NULL: none, or out of memory: *oom). */
+static char *keep_text(jg_yaml_stream *y, const yaml_char_t *s, bool *oom) {
+    if (!s) return NULL;
+    char *c = arena_dup(&y->arena, (const char *)s, strlen((const char *)s));
+    if (!c) *oom = true;
+    return c;
 }
 
 int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *err,
@@ -767,10 +932,10 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
         /* A document built whole: yield it, or its items one by one. */
         if (y->root) {
             if (y->items) {
-                if (y->next_item < y->items->n) {
-                    const struct node *e = y->items->kids[y->next_item];
-                    long i = (long)y->next_item++;
-                    return emit(y, e, i, out, d, err, errlen);
+                if (y->next_item) {
+                    const struct node *e = y->next_item;
+                    y->next_item = e->next;
+                    return emit(y, e, y->item++, out, d, err, errlen);
                 }
                 end_document(y);
                 continue;
@@ -779,7 +944,8 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             const struct node *items = list_items(y, root);
             if (items) {
                 y->items = items;
-                y->next_item = 0;
+                y->next_item = items->first;
+                y->item = 0;
                 continue;
             }
             int s = emit(y, root, -1, out, d, err, errlen);
@@ -805,7 +971,15 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             return yerr(y, line, col, what, err, errlen);
         }
         int rc = 0;
+        bool oom = false;
         struct node *n = NULL;
+        /* a node straight under the List's items begins an item: it is freed once yielded */
+        if (!y->skip && y->depth > 0 && y->stack[y->depth - 1]->streamed &&
+            (e.type == YAML_SCALAR_EVENT || e.type == YAML_ALIAS_EVENT ||
+             e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT)) {
+            y->item_mark = arena_mark(&y->arena);
+            y->item_anchors = y->nanchors;
+        }
         switch (e.type) {
         case YAML_STREAM_END_EVENT:
             y->done = true;
@@ -821,33 +995,36 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             break;
         case YAML_ALIAS_EVENT:
             if (y->skip) break;
-            n = new_node(N_ALIAS, &e);
-            if (n) {
-                n->anchor = strdup((const char *)e.data.alias.anchor);
-                n->target = find_anchor(y, (const char *)e.data.alias.anchor);
-                if (!n->target) {
-                    char what[300];
-                    snprintf(what, sizeof what, "yaml: unknown anchor '%s' referenced", n->anchor);
-                    rc = yerr(y, n->line, n->col, what, err, errlen);
-                    free_node(n);
-                    n = NULL;
-                    y->skip = true;
-                    end_document(y);
-                }
+            n = new_node(y, N_ALIAS, &e);
+            if (!n) {
+                oom = true;
+                break;
+            }
+            n->anchor = keep_text(y, e.data.alias.anchor, &oom);
+            if (oom) break;
+            n->target = find_anchor(y, n->anchor);
+            if (!n->target) {
+                char what[300];
+                snprintf(what, sizeof what, "yaml: unknown anchor '%s' referenced", n->anchor);
+                rc = yerr(y, n->line, n->col, what, err, errlen);
+                n = NULL;
+                y->skip = true;
+                end_document(y);
             }
             break;
         case YAML_SCALAR_EVENT:
             if (y->skip) break;
-            n = new_node(N_SCALAR, &e);
-            if (n) {
-                n->s = malloc(e.data.scalar.length + 1);
-                if (n->s) memcpy(n->s, e.data.scalar.value, e.data.scalar.length + 1);
-                n->len = e.data.scalar.length;
-                n->plain = e.data.scalar.plain_implicit;
-                if (e.data.scalar.tag) n->tag = strdup((const char *)e.data.scalar.tag);
-                if (e.data.scalar.anchor && !add_anchor(y, (const char *)e.data.scalar.anchor, n))
-                    rc = yerr(y, n->line, n->col, "out of memory", err, errlen);
+            n = new_node(y, N_SCALAR, &e);
+            if (!n) {
+                oom = true;
+                break;
             }
+            n->s = arena_dup(&y->arena, (const char *)e.data.scalar.value, e.data.scalar.length);
+            n->len = e.data.scalar.length;
+            n->plain = e.data.scalar.plain_implicit;
+            n->tag = keep_text(y, e.data.scalar.tag, &oom);
+            if (!n->s || oom || (e.data.scalar.anchor && !add_anchor(y, (const char *)e.data.scalar.anchor, n)))
+                oom = true;
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -861,19 +1038,19 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             }
             {
                 bool seq = e.type == YAML_SEQUENCE_START_EVENT;
-                struct node *c = new_node(seq ? N_SEQ : N_MAP, &e);
-                if (!c) break;
+                struct node *c = new_node(y, seq ? N_SEQ : N_MAP, &e);
+                if (!c) {
+                    oom = true;
+                    break;
+                }
                 const yaml_char_t *anchor = seq ? e.data.sequence_start.anchor
                                                 : e.data.mapping_start.anchor;
-                const yaml_char_t *tag = seq ? e.data.sequence_start.tag : e.data.mapping_start.tag;
-                if (tag) c->tag = strdup((const char *)tag);
+                c->tag = keep_text(y, seq ? e.data.sequence_start.tag : e.data.mapping_start.tag, &oom);
                 /* the List's items, straight under a top-level mapping's "items" key */
                 if (seq && y->depth == 1 && y->stack[0]->kind == N_MAP && y->stack[0]->n % 2 == 1 &&
-                    is_items_key(deref(y->stack[0]->kids[y->stack[0]->n - 1])) && !anchor)
+                    is_items_key(deref(y->stack[0]->last)) && !anchor)
                     c->streamed = true;
-                if (anchor && !add_anchor(y, (const char *)anchor, c)) {
-                    rc = yerr(y, c->line, c->col, "out of memory", err, errlen);
-                }
+                if (anchor && !add_anchor(y, (const char *)anchor, c)) oom = true;
                 y->stack[y->depth++] = c;
             }
             break;
@@ -885,21 +1062,25 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
         default:
             break;
         }
+        if (oom) {
+            rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
+                      "out of memory", err, errlen);
+            n = NULL;
+            end_document(y);
+            y->skip = true;
+        }
         yaml_event_delete(&e);
         if (rc) return rc;
         if (!n) continue;
         /* n is complete: attach it to its parent, or yield it */
         if (y->depth == 0) {
-            if (n->kind == N_SCALAR && n->plain && n->len == 0 && !n->tag && !n->anchored) {
-                free_node(n); /* an empty document */
-                continue;
-            }
+            if (n->kind == N_SCALAR && n->plain && n->len == 0 && !n->tag && !n->anchored)
+                continue; /* an empty document (freed at its end) */
             /* a List whose items were streamed: nothing left to yield */
             bool was_list = false;
-            for (size_t i = 1; i < n->n; i += 2)
-                if (n->kids[i]->kind == N_SEQ && n->kids[i]->streamed) was_list = true;
+            for (const struct node *k = n->first; k && k->next; k = k->next->next)
+                if (k->next->kind == N_SEQ && k->next->streamed) was_list = true;
             if (was_list) {
-                if (!n->anchored) free_node(n);
                 end_document(y);
                 continue;
             }
@@ -910,10 +1091,11 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
         if (p->streamed) {
             long i = y->item++;
             int s = emit(y, n, i, out, d, err, errlen);
-            if (!n->anchored) free_node(n);
+            /* freed unless it defined an anchor a later item may use */
+            if (y->nanchors == y->item_anchors) arena_release(&y->arena, y->item_mark);
             return s;
         }
-        if (!add_kid(p, n)) return yerr(y, n->line, n->col, "out of memory", err, errlen);
+        add_kid(p, n);
     }
 }
 
