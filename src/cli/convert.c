@@ -19,14 +19,17 @@ static void usage(FILE *f) {
                "The formats and the YAML conversion: docs/input.md.\n");
 }
 
-/* JSON text without the white space between tokens (strings kept byte for byte). */
+/* JSON text without the white space between tokens (strings kept byte for byte). Written straight
+ * into out's room: the result is never longer than s. */
 static void put_compact(jg_buf *out, const char *s, size_t n) {
+    if (!jg_buf_reserve(out, n)) return;
+    char *o = out->data + out->len;
     bool in = false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (in) {
             if (c == '\\' && i + 1 < n) {
-                jg_buf_putc(out, c);
+                *o++ = c;
                 c = s[++i];
             } else if (c == '"') {
                 in = false;
@@ -36,8 +39,10 @@ static void put_compact(jg_buf *out, const char *s, size_t n) {
         } else if (c == '"') {
             in = true;
         }
-        jg_buf_putc(out, c);
+        *o++ = c;
     }
+    out->len = (size_t)(o - out->data);
+    out->data[out->len] = '\0';
 }
 
 int jg_cmd_convert(int argc, char **argv) {

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <yaml.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Nesting deeper than this is refused: the JSON is written recursively. */
 #define MAX_DEPTH 512
@@ -212,20 +215,28 @@ struct resolved {
     double f;
 };
 
-static bool in_list(const char *s, size_t n, const char *const *l) {
-    for (; *l; l++)
-        if (strlen(*l) == n && memcmp(*l, s, n) == 0) return true;
+struct word {
+    const char *s;
+    size_t n;
+};
+#define W(s) {s, sizeof s - 1}
+
+static bool in_list(const char *s, size_t n, const struct word *l) {
+    for (; l->s; l++)
+        if (l->n == n && memcmp(l->s, s, n) == 0) return true;
     return false;
 }
 
-static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                  "on", "On", "ON", NULL};
-static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                 "off", "Off", "OFF", NULL};
-static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
-static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+static const struct word yes[] = {W("y"), W("Y"), W("yes"), W("Yes"), W("YES"), W("true"),
+                                  W("True"), W("TRUE"), W("on"), W("On"), W("ON"), {NULL, 0}};
+static const struct word no[] = {W("n"), W("N"), W("no"), W("No"), W("NO"), W("false"),
+                                 W("False"), W("FALSE"), W("off"), W("Off"), W("OFF"), {NULL, 0}};
+static const struct word nulls[] = {W(""), W("~"), W("null"), W("Null"), W("NULL"), {NULL, 0}};
+static const struct word nans[] = {W(".nan"), W(".NaN"), W(".NAN"), {NULL, 0}};
+static const struct word pinf[] = {W(".inf"), W(".Inf"), W(".INF"), W("+.inf"), W("+.Inf"),
+                                   W("+.INF"), {NULL, 0}};
+static const struct word ninf[] = {W("-.inf"), W("-.Inf"), W("-.INF"), {NULL, 0}};
+#undef W
 
 /* Go's strconv.ParseInt/ParseUint with base 0 (0x, 0o, 0b, leading 0 octal). */
 static bool go_parse_int(const char *s, bool allow_sign, bool *neg, uint64_t *mag) {
@@ -308,6 +319,12 @@ static const bool hint_byte[256] = {
     ['y'] = true, ['Y'] = true, ['n'] = true, ['N'] = true, ['t'] = true, ['T'] = true,
     ['f'] = true, ['F'] = true, ['o'] = true, ['O'] = true, ['~'] = true, ['.'] = true,
 };
+
+/* A scalar that is a string whatever its text: quoted without a tag, or plain and starting with
+ * a byte no other type starts with (resolve_text's answer, without asking it). */
+static bool surely_string(const char *s, size_t n, bool plain, const char *tag) {
+    return !tag && (!plain || (n > 0 && !hint_byte[(unsigned char)s[0]]));
+}
 
 /* A plain scalar starting with c0 ('.', a sign or a digit) as an int, uint or float into *r
  * (left a string when it is none). Underscores are dropped except after a leading '.', as
@@ -544,10 +561,30 @@ static inline bool plain_json(unsigned char c) {
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
 }
 
-static void out_str(jg_buf *b, const char *s, size_t n) {
+/* The length of s's first run of bytes plain_json takes. */
+static size_t plain_run(const char *s, size_t n) {
     size_t i = 0;
+#if defined(__SSE2__)
+    /* signed: bytes of 0x80 and up are below 0x20 too */
+    const __m128i sp = _mm_set1_epi8(0x20), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                  lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'), amp = _mm_set1_epi8('&');
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i bad = _mm_or_si128(
+            _mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, q)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, lt)),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, amp))));
+        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        if (m) return i + (size_t)__builtin_ctz(m);
+    }
+#endif
     while (i < n && plain_json((unsigned char)s[i]))
         i++;
+    return i;
+}
+
+static void out_str(jg_buf *b, const char *s, size_t n) {
+    size_t i = plain_run(s, n);
     if (i < n || !jg_buf_reserve(b, n + 2)) return jg_buf_json_string(b, s, n);
     char *p = b->data + b->len;
     p[0] = '"';
@@ -574,6 +611,8 @@ static bool push_member(jg_yaml_stream *y, const char *k, size_t kl, const struc
 /* Go's order of map keys: bytewise, a prefix first. */
 static int cmp_key(const struct member *x, const struct member *y) {
     size_t n = x->klen < y->klen ? x->klen : y->klen;
+    if (n && x->key[0] != y->key[0]) /* mostly decided by the first byte */
+        return (unsigned char)x->key[0] < (unsigned char)y->key[0] ? -1 : 1;
     int c = memcmp(x->key, y->key, n);
     return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
 }
@@ -665,8 +704,8 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
             return wfail(w, kn, k->kind == N_MAP ? "yaml: invalid map key: a mapping"
                                                  : "yaml: invalid map key: a sequence");
         /* the common case first: a plain or quoted key without a tag that is a string */
-        if (!k->tag && (!k->plain || (k->len > 0 && !hint_byte[(unsigned char)k->s[0]] &&
-                                      !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)))) {
+        if (surely_string(k->s, k->len, k->plain, k->tag) &&
+            !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)) {
             if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
             continue;
         }
@@ -718,6 +757,10 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
 }
 
 static bool write_scalar(struct writer *w, const struct node *n) {
+    if (surely_string(n->s, n->len, n->plain, n->tag)) {
+        out_str(w->out, n->s, n->len);
+        return true;
+    }
     char err[300];
     err[0] = '\0';
     struct resolved r = resolve_node(n, err, sizeof err);
