@@ -856,9 +856,24 @@ static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
 
 /* ------------------------------------------------------------------ events */
 
+/* The error, one line: control bytes of the input quoted in `what` (a scalar's text, a tag) are
+ * written \n, \t or \xNN. */
 static int yerr(jg_yaml_stream *y, unsigned line, unsigned col, const char *what, char *err,
                 size_t errlen) {
-    snprintf(err, errlen, "%s:%u:%u: %s", y->source, line, col, what);
+    char one[4 * 512 + 1];
+    size_t o = 0;
+    for (const unsigned char *r = (const unsigned char *)what; *r && o + 5 < sizeof one; r++) {
+        if (*r == '\n' || *r == '\t') {
+            one[o++] = '\\';
+            one[o++] = *r == '\n' ? 'n' : 't';
+        } else if (*r < 0x20 || *r == 0x7f) {
+            o += (size_t)snprintf(one + o, sizeof one - o, "\\x%02x", *r);
+        } else {
+            one[o++] = (char)*r;
+        }
+    }
+    one[o] = '\0';
+    snprintf(err, errlen, "%s:%u:%u: %s", y->source, line, col, one);
     return -1;
 }
 
