@@ -13,7 +13,7 @@ root=$(dirname "$here")
 out=$(cd "$1" && pwd)
 secs=$2
 shift 2
-targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy}
+targets=${*:-fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy fuzz_reader}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobguard-fuzz.XXXXXX")
 passed=0
@@ -32,6 +32,7 @@ for t in $targets; do
     fuzz_indexes) dict=$here/indexes.dict ;;
     fuzz_managedby) dict=$here/managedby.dict ;;
     fuzz_policy) dict=$here/policy.dict ;;
+    fuzz_reader) dict=$here/reader.dict ;;
     esac
     ok=1
 
@@ -58,6 +59,12 @@ for t in $targets; do
     if [ "$t" = fuzz_admit ] || [ "$t" = fuzz_refdecode ]; then
         for r in "$root"/tests/cases/*/review.json; do
             cp "$r" "$corpus/case-$(basename "$(dirname "$r")")"
+        done
+    fi
+    if [ "$t" = fuzz_reader ]; then # the reader's own test inputs: every YAML trap, bad JSON
+        for r in "$root"/tests/input/yaml/*.yaml "$root"/tests/input/json/*.json \
+            "$root"/tests/input/folder/*.yaml "$root"/tests/input/folder/*.json; do
+            cp "$r" "$corpus/input-$(basename "$(dirname "$r")")-$(basename "$r")"
         done
     fi
     "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Regenerates the committed seeds of fuzz_indexes and fuzz_managedby from tests/cases.
+"""Regenerates the committed seeds of fuzz_indexes, fuzz_managedby and fuzz_reader from tests/cases.
 
 fuzz_admit needs no generated seeds: run.sh copies tests/cases/*/review.json at run time.
 fuzz_indexes input: int32 LE completions, completed list, '|', failed list.
 fuzz_managedby input: the raw value (every "managedBy" string of the cases' objects, CRD targets'
-paths and nested copies included). Hand-written seeds (names starting with 'h-') are kept."""
+paths and nested copies included).
+fuzz_reader input: a file; Lists of the cases' objects as `kubectl get -o json` writes them
+(indented; objects under 3 KB, 6 to a List, 12 Lists), and the same objects one after the other,
+compact (run.sh adds tests/input's YAML and JSON files at run time).
+Hand-written seeds (names starting with 'h-') are kept."""
 import hashlib, json, os, struct, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -42,7 +46,7 @@ def objects(review):
             yield o
 
 
-for target in ("fuzz_indexes", "fuzz_managedby"):
+for target in ("fuzz_indexes", "fuzz_managedby", "fuzz_reader"):
     d = os.path.join(here, "seeds", target)
     if os.path.isdir(d):
         for n in os.listdir(d):
@@ -67,3 +71,24 @@ for case in sorted(os.listdir(cases)):
         if (isinstance(ci, str) or isinstance(fi, str)) and isinstance(comp, int) and -2**31 <= comp < 2**31:
             data = struct.pack("<i", comp) + (ci or "").encode() + b"|" + (fi or "").encode()
             write("fuzz_indexes", data)
+
+# fuzz_reader: Lists of the cases' objects, and the same objects as a stream of values.
+found = []
+for case in sorted(os.listdir(cases)):
+    p = os.path.join(cases, case, "review.json")
+    if not os.path.isfile(p):
+        continue
+    try:
+        review = json.load(open(p, encoding="utf-8"))
+    except ValueError:
+        continue
+    found.extend(o for o in objects(review)
+                 if isinstance(o.get("kind"), str) and len(json.dumps(o)) < 3000)
+step = max(1, len(found) // 72)
+found = found[::step][:72]
+for i in range(0, len(found), 6):
+    group = found[i:i + 6]
+    lst = {"apiVersion": "v1", "items": group, "kind": "List", "metadata": {"resourceVersion": ""}}
+    write("fuzz_reader", (json.dumps(lst, indent=4, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass"))
+    write("fuzz_reader", "\n".join(json.dumps(o, separators=(",", ":"), ensure_ascii=False)
+                                   for o in group).encode("utf-8", "surrogatepass"))

@@ -86,6 +86,12 @@ same 'json: a 3 MB List across reads' '1000 0 999' \
 same 'yaml: a List across reads' '1000 999' "$(printf '%s' "$big" | sed '1s/^/# yaml\n/' |
 	"$jg" convert - | jq -s -r '"\(length) \(.[-1].i)"')"
 
+# Reads that end at every byte of a List's header, elements and tail (a pipe fed piece by piece,
+# each read(2) ending where a piece ends: straddle.py): JSON items exactly as json.loads reads
+# them; YAML exactly as when the same text is read whole.
+same 'json: reads ending at every byte of a List' ok "$(python3 straddle.py json "$jg" | sed 's/^[0-9]* reads cut; //')"
+same 'yaml: reads ending at every byte of a List' ok "$(python3 straddle.py yaml "$jg" | sed 's/^[0-9]* reads cut; //')"
+
 # Billion laughs: aliases expand past the 64 MiB document limit: refused, no hang.
 {
 	printf 'a: &a [x, x, x, x, x, x, x, x, x, x]\n'
