@@ -46,12 +46,17 @@ enum scan_level scan_level_supported(enum scan_level want) {
 #endif
 }
 
+static int forced = -1; /* whether JOBGUARD_SCANNER names a level; set with `cached` */
+
 enum scan_level scan_level_default(void) {
     static int cached = -1; /* benign race: every thread computes the same value */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v >= 0) return (enum scan_level)v;
     enum scan_level want = SCAN_AVX2;
     const char *e = getenv("JOBGUARD_SCANNER");
+    __atomic_store_n(&forced, e && (!strcmp(e, "scalar") || !strcmp(e, "portable") ||
+                                    !strcmp(e, "sse2") || !strcmp(e, "avx2")),
+                     __ATOMIC_RELAXED);
     if (e) {
         if (!strcmp(e, "scalar")) want = SCAN_SCALAR;
         else if (!strcmp(e, "portable")) want = SCAN_PORTABLE;
@@ -60,6 +65,12 @@ enum scan_level scan_level_default(void) {
     want = scan_level_supported(want);
     __atomic_store_n(&cached, (int)want, __ATOMIC_RELAXED);
     return want;
+}
+
+enum scan_level scan_level_for(size_t len) {
+    enum scan_level l = scan_level_default();
+    return len < SCAN_INDEX_MIN_BYTES && !__atomic_load_n(&forced, __ATOMIC_RELAXED) ? SCAN_SCALAR
+                                                                                      : l;
 }
 
 /* ---- bits ---- */

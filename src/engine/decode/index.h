@@ -30,6 +30,12 @@ struct sindex {
 
 /* The level in force (environment, then CPU). */
 enum scan_level scan_level_default(void);
+/* Below this many bytes the byte scanner alone is cheaper (bench/README.md: on the 3.9 KB
+ * review the pass costs more than the skipping saves, since the readers read most of it). */
+#define SCAN_INDEX_MIN_BYTES 6144
+/* The level for a body of len bytes: SCAN_SCALAR below SCAN_INDEX_MIN_BYTES unless
+ * JOBGUARD_SCANNER forces a level, else scan_level_default(). */
+enum scan_level scan_level_for(size_t len);
 /* The best level this CPU and build can run that is at most `want`. */
 enum scan_level scan_level_supported(enum scan_level want);
 

@@ -358,7 +358,7 @@ enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
     /* a valid body is indexed, and the readers skip what they do not read by the index; an
      * invalid one is read by the byte scanner alone, which finds the error and words it */
     struct sindex ix;
-    bool indexed = sindex_build(&ix, body, len, scan_level_default());
+    bool indexed = sindex_build(&ix, body, len, scan_level_for(len));
     struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview", indexed ? &ix : NULL};
     status_t st = decode_review(&sc, policy, out);
     if (indexed) sindex_free(&ix);
@@ -477,7 +477,7 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
                        const struct jg_decode_objects_opts *o, struct jg_job *job, jg_str *ns,
                        struct decoded *d, jg_decode_error *err) {
     struct sindex ix;
-    if (!sindex_build(&ix, json, len, scan_level_default()))
+    if (!sindex_build(&ix, json, len, scan_level_for(len)))
         TRY(scan_validate(json, len, what, err));
     else
         sindex_free(&ix); /* the CLI's path: validated, not skipped by the index */

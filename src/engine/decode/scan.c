@@ -420,7 +420,7 @@ status_t scan_skip(struct scanner *sc) {
 /* Whether the whole input is one valid JSON value (used to give syntax errors precedence). */
 status_t scan_validate(const char *body, size_t len, const char *what,
                                   jg_decode_error *err) {
-    return scan_validate_at(body, len, what, err, scan_level_default());
+    return scan_validate_at(body, len, what, err, scan_level_for(len));
 }
 
 status_t scan_validate_at(const char *body, size_t len, const char *what, jg_decode_error *err,
