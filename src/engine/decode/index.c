@@ -28,14 +28,12 @@
 
 /* ---- levels ---- */
 
-static bool cpu_has_avx2(void) {
 #if HAVE_X86
+static bool cpu_has_avx2(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2");
-#else
-    return false;
-#endif
 }
+#endif
 
 enum scan_level scan_level_supported(enum scan_level want) {
 #if HAVE_X86
