@@ -16,7 +16,7 @@ FROM debian:bookworm AS build
 # libc6-dev is only a Recommends of gcc, so it is named here because of --no-install-recommends.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev libssl-dev check gcc libc6-dev \
+      meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev libssl-dev check gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -27,11 +27,11 @@ RUN meson setup build --buildtype=release -Dtests=false \
 
 # ---- runtime -------------------------------------------------------------------
 # Only the shared libraries jobguard links (libmicrohttpd with GnuTLS for the wire, OpenSSL
-# for certificate handling, jansson) and CA certificates. No shell is needed at runtime: the chart calls the binary
+# for certificate handling, jansson, libyaml for the files the CLI reads) and CA certificates. No shell is needed at runtime: the chart calls the binary
 # directly, probes are HTTP, and shutdown is handled by jobguard on SIGTERM.
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 libgnutls30 libjansson4 libssl3 ca-certificates \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libgnutls30 libjansson4 libyaml-0-2 libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/usr/local/bin/jobguard /usr/local/bin/jobguard
 # 65532 is the conventional "nonroot" UID (distroless); the chart runs the pod as 65532 too.

@@ -9,13 +9,14 @@ out=$1
 mkdir -p "$out"
 CC=${CC:-clang}
 
-# The engine and the policy file reader: no CLI (src/cli), no server (src/server).
-engine="$(find "$root/src/engine" "$root/src/policy" -name '*.c' | sort | tr '\n' ' ') $root/src/files/readfile.c"
+# The engine and the policy file reader (the files layer: the policy file may be YAML): no CLI
+# (src/cli), no server (src/server).
+engine="$(find "$root/src/engine" "$root/src/policy" "$root/src/files" -name '*.c' | sort | tr '\n' ' ')"
 
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-jansson=$(pkg-config --cflags --libs jansson libcrypto) # libcrypto: the policy's sha256
+jansson=$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) # libcrypto: the policy's sha256
 
 for t in fuzz_admit fuzz_indexes fuzz_managedby fuzz_refdecode fuzz_policy; do
     extra=""

@@ -578,7 +578,9 @@ START_TEST(decode_namespace_length) {
                       n == 63 ? NULL
                               : "request.namespace: must be no more than 63 bytes (a namespace is "
                                 "a DNS label), got 64");
-        snprintf(body, sizeof body, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"%.*s\"}}",
+        snprintf(body, sizeof body,
+                 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+                 "\"namespace\":\"%.*s\"}}",
                  (int)n, ns);
         jg_review r;
         jg_decode_error err;
@@ -591,6 +593,54 @@ START_TEST(decode_namespace_length) {
                                           "bytes (a namespace is a DNS label), got 64");
         jg_review_free(&r);
     }
+}
+END_TEST
+
+/* A raw object says which target it is with apiVersion and kind; one without them was once
+ * checked as a batch/v1 Job. --kind/--resource still name it; a kind that is no target is
+ * marked as such (scan skips it); meta carries what check and scan print. */
+static void expect_raw(const char *body, const char *kind, const char *want_msg, bool not_target) {
+    jg_review r;
+    jg_decode_error err;
+    struct jg_object_meta meta;
+    struct jg_decode_objects_opts opts = {NULL, kind, NULL, &meta};
+    enum jg_decode_status st = jg_decode_objects(NULL, 0, body, strlen(body), NULL, &opts, &r, &err);
+    ck_assert_int_eq(st, want_msg ? JG_DECODE_BAD_REQUEST : JG_DECODE_OK);
+    if (want_msg) ck_assert_str_eq(err.message, want_msg);
+    ck_assert_int_eq(meta.not_target, not_target);
+    jg_review_free(&r);
+}
+
+START_TEST(decode_raw_object_type) {
+    expect_raw("{\"metadata\":{\"name\":\"train-llm\"},\"spec\":{}}", NULL,
+               "new object: Object 'Kind' is missing (an object names its target with apiVersion "
+               "and kind)",
+               false);
+    expect_raw("{\"kind\":\"JobSet\",\"metadata\":{\"name\":\"t\"}}", NULL,
+               "new object: Object 'apiVersion' is missing (an object names its target with "
+               "apiVersion and kind)",
+               false);
+    expect_raw("{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"\"}", NULL,
+               "new object: Object 'Kind' is missing (an object names its target with apiVersion "
+               "and kind)",
+               false);
+    expect_raw("{\"metadata\":{\"name\":\"t\"},\"spec\":{}}", "JobSet.jobset.x-k8s.io", NULL, false);
+    expect_raw("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}", NULL,
+               "new object: kind ConfigMap of group \"\" is not a target (see 'jobguard rules'; a "
+               "policy file's targets rows add kinds)",
+               true);
+    const char *job = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+                      "\"uid\":\"u-1\",\"namespace\":\"ns\"}}";
+    jg_review r;
+    jg_decode_error err;
+    struct jg_object_meta meta;
+    struct jg_decode_objects_opts opts = {NULL, NULL, NULL, &meta};
+    ck_assert_int_eq(jg_decode_objects(NULL, 0, job, strlen(job), NULL, &opts, &r, &err),
+                     JG_DECODE_OK);
+    ck_assert(meta.uid.set && jg_str_eq_lit(meta.uid.s, "u-1"));
+    ck_assert(jg_str_eq_lit(meta.kind.s, "Job") && jg_str_eq_lit(meta.api_version.s, "batch/v1"));
+    ck_assert(jg_str_eq_lit(r.req.namespace_, "ns") && !meta.not_target);
+    jg_review_free(&r);
 }
 END_TEST
 
@@ -760,6 +810,7 @@ int main(void) {
         {"decode", decode_refusals},
         {"decode", decode_deep_nesting},
         {"decode", decode_namespace_length},
+        {"decode", decode_raw_object_type},
         {"match", strset_lookup},
         {"match", glob_brackets_as_fnmatch},
         {"match", glob_as_fnmatch},

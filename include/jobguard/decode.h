@@ -45,16 +45,26 @@ enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
                                               const struct jg_policy *policy, jg_review *out,
                                               jg_decode_error *err);
 
+/* What `check` and `scan` say of a raw object besides its review. The slices point into the
+ * object or into memory owned by the review (valid until jg_review_free). */
+struct jg_object_meta {
+    jg_opt_str api_version, kind; /* the new object's own, as written */
+    jg_opt_str uid;               /* its metadata.uid (a stored object has one) */
+    bool not_target; /* refused only because its kind is no target (scan counts it as skipped) */
+};
+
 struct jg_decode_objects_opts {
     const struct jg_policy *policy; /* target rows (NULL: built-in only) */
     const char *kind;     /* "Kind" or "Kind.group": which target, when the object cannot say */
     const char *resource; /* "plural" or "plural.group": the same by resource (wins over kind) */
+    struct jg_object_meta *meta; /* NULL, or receives the new object's meta, also on refusal */
 };
 
 /* Builds a review from raw objects (what `jobguard check --old/--new` has): `new_json` alone is a
  * CREATE; with `old_json` an UPDATE of `sub_resource` ("" or "status"). The target comes from
- * opts->resource or opts->kind, else from the new object's apiVersion and kind (batch/v1 Job when
- * it has neither); a kind that is no target is refused with the reason. `opts` may be NULL. */
+ * opts->resource or opts->kind, else from the new object's apiVersion and kind; an object without
+ * them is refused (`Object 'Kind' is missing`, as kubectl says), and so is a kind that is no
+ * target, with the reason. `opts` may be NULL. */
 enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, const char *new_json,
                                         size_t new_len, const char *sub_resource,
                                         const struct jg_decode_objects_opts *opts, jg_review *out,

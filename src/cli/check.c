@@ -1,10 +1,17 @@
-/* jobguard check: decide one AdmissionReview, or a pair of raw Job objects, offline. Enters the
- * engine through the same jg_admit path as the server, so they cannot disagree. */
+/* jobguard check: decide AdmissionReviews, or raw objects of any target, offline. Files, folders
+ * and stdin are read by the one reader (reader.h: JSON or YAML, Lists one element at a time); a
+ * raw object becomes the AdmissionReview the API server would send, which enters the engine
+ * through the same jg_admit path as the server, so they cannot disagree, and which
+ * --print-review writes instead of deciding it. */
 #include "jobguard/admit.h"
 #include "jobguard/cli.h"
+#include "jobguard/encode.h"
 #include "jobguard/policy.h"
+#include "jobguard/reader.h"
 
+#include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { EXIT_ALLOWED = 0, EXIT_DENIED = 1, EXIT_UNREADABLE = 2 };
@@ -12,15 +19,18 @@ enum { EXIT_ALLOWED = 0, EXIT_DENIED = 1, EXIT_UNREADABLE = 2 };
 static void usage(FILE *f) {
     fprintf(
         f,
-        "Usage: jobguard check [options] [FILE|-]\n"
-        "       jobguard check [options] --new NEW.json [--old OLD.json] [--subresource status]\n"
+        "Usage: jobguard check [options] [FILE|DIR|-]...\n"
+        "       jobguard check [options] --new PATH... [--old OLD] [--subresource status]\n"
         "\n"
-        "Decides one AdmissionReview (admission.k8s.io/v1 or v1beta1) read from FILE or stdin\n"
-        "and prints the response AdmissionReview on stdout. With --new/--old it checks raw\n"
-        "objects of any target (Job, CronJob, JobSet, ...; 'jobguard rules' lists them) instead:\n"
-        "--new alone is a CREATE, --old and --new an UPDATE of the main resource, or of its\n"
-        "status with --subresource status. The object's apiVersion and kind say which target\n"
-        "it is (batch/v1 Job when it has neither); --kind or --resource say it otherwise.\n"
+        "Decides the AdmissionReviews (admission.k8s.io/v1 or v1beta1) read from the FILEs,\n"
+        "folders or stdin and prints each response AdmissionReview on stdout, one per line.\n"
+        "With --new it checks raw objects of any target (Job, CronJob, JobSet, ...; 'jobguard\n"
+        "rules' lists them) instead, each as the API server would send it: --new alone is a\n"
+        "CREATE of every object in PATH (a file, a folder of *.json/*.yaml/*.yml, or - for\n"
+        "stdin; JSON or YAML, several documents, Lists one object per item), --old and --new\n"
+        "an UPDATE of one object's main resource, or of its status with --subresource status.\n"
+        "An object's apiVersion and kind say which target it is; --kind or --resource say it\n"
+        "when the object does not.\n"
         "\n"
         "Options:\n"
         "  --explain              also print a human-readable verdict on stderr, one line\n"
@@ -32,45 +42,41 @@ static void usage(FILE *f) {
         "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
         "                         rule (repeatable, later ones win, and win over the policy\n"
         "                         file's modes; see docs/modes.md)\n"
-        "  --new FILE             the new object (raw JSON of any target)\n"
-        "  --old FILE             the stored object (makes it an UPDATE)\n"
+        "  --new PATH             raw objects to check (repeatable)\n"
+        "  --old FILE             the stored object (makes it an UPDATE; one --new object)\n"
         "  --subresource NAME     \"status\" to check a status update (needs --old)\n"
-        "  --kind KIND[.GROUP]    the target of --new/--old by kind, e.g. JobSet or\n"
+        "  --kind KIND[.GROUP]    the target of the objects by kind, e.g. JobSet or\n"
         "                         PyTorchJob.kubeflow.org (GROUP defaults to the object's)\n"
         "  --resource RES[.GROUP] the same by resource, e.g. jobsets.jobset.x-k8s.io\n"
-        "  --user NAME            who sends the --new/--old request (status writers of the\n"
-        "                         policy; service accounts as system:serviceaccount:NS:NAME)\n"
+        "  --namespace NS         the namespace of objects that name none (as kubectl -n);\n"
+        "                         an object naming another one is refused, as kubectl does\n"
+        "  --user NAME            who sends the requests (status writers of the policy;\n"
+        "                         service accounts as system:serviceaccount:NS:NAME)\n"
         "  --group NAME           a group of that user (repeatable)\n"
+        "  --print-review         print the AdmissionReview of each --new object, one per\n"
+        "                         line, instead of deciding it (to post with curl)\n"
         "  --help                 this text\n"
         "\n"
-        "Exit status: 0 allowed, 1 denied, 2 unreadable input (reason on stderr).\n");
+        "Exit status: 0 allowed, 1 denied, 2 unreadable input; of several objects, the worst\n"
+        "(reasons on stderr, each naming the file and line).\n");
 }
 
-/* --mode ID=MODE, ID a rule ID or "*" for every rule. */
-static bool parse_mode(const char *value, struct jg_config *cfg) {
-    char err[300];
-    if (jg_mode_set(value, strlen(value), cfg->mode, err, sizeof err)) return true;
-    fprintf(stderr, "jobguard check: --mode: %s\n", err);
-    return false;
-}
+/* What one run of check carries from object to object. */
+struct run {
+    struct jg_config cfg;
+    const char *kind, *resource, *sub, *user, *ns;
+    jg_str groups[64];
+    size_t n_groups;
+    bool explain, print_review;
+    const char *old_json; /* the --old object (compact JSON), NULL for CREATE */
+    size_t old_len;
+    jg_buf review, response, compact;
+    unsigned long n; /* objects decided or printed */
+    int rc;
+};
 
-/* Parses the options shared by check and serve: --parity and --disable-rule (and check's
- * --mode). */
-static bool parse_config_flag(const char *flag, const char *value, struct jg_config *cfg) {
-    if (strcmp(flag, "--mode") == 0) return parse_mode(value, cfg);
-    if (strcmp(flag, "--parity") == 0) {
-        if (jg_parity_parse(value, &cfg->parity)) return true;
-        fprintf(stderr, "jobguard check: --parity: unsupported %s (" JG_PARITY_VALUES ")\n", value);
-        return false;
-    }
-    const struct jg_rule *r = jg_rule_find(value);
-    if (!r) {
-        fprintf(stderr, "jobguard check: --disable-rule: unknown rule %s (see 'jobguard rules')\n",
-                value);
-        return false;
-    }
-    cfg->disabled |= UINT64_C(1) << r->id;
-    return true;
+static void worse(struct run *r, int rc) {
+    if (rc > r->rc) r->rc = rc;
 }
 
 static void explain(const struct jg_outcome *o, const char *kind) {
@@ -107,14 +113,313 @@ static void explain(const struct jg_outcome *o, const char *kind) {
     }
 }
 
+/* Decides one AdmissionReview: its response on stdout, the verdict into the exit status.
+ * `hint_doc` (may be NULL) is the document, to say when it is a raw object and not a review. */
+static void decide(struct run *r, const char *body, size_t len, const char *where,
+                   const struct jg_doc *hint_doc) {
+    struct jg_outcome o;
+    jg_outcome_init(&o);
+    jg_admit(body, len, &r->cfg, &r->response, &o);
+    if (r->response.oom)
+        fputs(jg_oom_response, stdout);
+    else
+        fwrite(r->response.data, 1, r->response.len, stdout);
+    fputc('\n', stdout);
+    if (r->explain) explain(&o, o.kind);
+    switch (o.verdict) {
+    case JG_VERDICT_ALLOWED:
+        worse(r, EXIT_ALLOWED);
+        break;
+    case JG_VERDICT_DENIED:
+        worse(r, EXIT_DENIED);
+        break;
+    default: {
+        char hint[200] = "";
+        if (hint_doc) { /* a raw object given where a review belongs: say so */
+            jg_review rv;
+            jg_decode_error err;
+            struct jg_object_meta meta;
+            struct jg_decode_objects_opts opts = {r->cfg.policy, NULL, NULL, &meta};
+            jg_decode_objects(NULL, 0, hint_doc->json, hint_doc->len, NULL, &opts, &rv, &err);
+            if (meta.kind.set && !jg_str_eq_lit(meta.kind.s, "AdmissionReview"))
+                snprintf(hint, sizeof hint,
+                         " (this is a %.*s, not an AdmissionReview: check raw objects with "
+                         "--new)",
+                         (int)(meta.kind.s.n > 64 ? 64 : meta.kind.s.n), meta.kind.s.p);
+            else if (!meta.kind.set && o.message.data &&
+                     strcmp(o.message.data, "request: required") == 0)
+                snprintf(hint, sizeof hint,
+                         " (this has neither kind nor request: an object is checked with --new, "
+                         "and --kind KIND[.GROUP] names its kind)");
+            jg_review_free(&rv);
+        }
+        if (!r->explain || hint[0])
+            fprintf(stderr, "jobguard check: %s: %s%s\n", where,
+                    o.message.data ? o.message.data : "", hint);
+        worse(r, EXIT_UNREADABLE);
+    }
+    }
+    jg_outcome_free(&o);
+}
+
+/* request.uid: the API server sends a random UUID; check derives one from what it decides (the
+ * object's position in the input, the objects and the subresource), so that the same input gives
+ * the same output. RFC 9562 layout, version 8 (custom). */
+static void derive_uid(const struct run *r, const char *new_json, size_t new_len, char out[37]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    char ord[32];
+    int n = snprintf(ord, sizeof ord, "%lu", r->n);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    memset(md, 0, sizeof md);
+    if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+        EVP_DigestUpdate(ctx, ord, (size_t)n + 1);
+        EVP_DigestUpdate(ctx, r->sub ? r->sub : "", r->sub ? strlen(r->sub) + 1 : 1);
+        EVP_DigestUpdate(ctx, new_json, new_len);
+        if (r->old_json) EVP_DigestUpdate(ctx, r->old_json, r->old_len);
+        EVP_DigestFinal_ex(ctx, md, &mdlen);
+    }
+    EVP_MD_CTX_free(ctx);
+    md[6] = (unsigned char)((md[6] & 0x0f) | 0x80);
+    md[8] = (unsigned char)((md[8] & 0x3f) | 0x80);
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[k++] = '-';
+        out[k++] = hex[md[i] >> 4];
+        out[k++] = hex[md[i] & 15];
+    }
+    out[k] = '\0';
+}
+
+static void put_gvk(jg_buf *b, const char *key, jg_str group, jg_str version, const char *last,
+                    const char *value) {
+    jg_buf_printf(b, ",\"%s\":{\"group\":", key);
+    jg_buf_json_string(b, group.p, group.n);
+    jg_buf_puts(b, ",\"version\":");
+    jg_buf_json_string(b, version.p, version.n);
+    jg_buf_printf(b, ",\"%s\":", last);
+    jg_buf_json_string(b, value, strlen(value));
+    jg_buf_putc(b, '}');
+}
+
+/* The AdmissionReview kube-apiserver sends for the decoded request q, with the objects as given
+ * (compact), in the member order of admission/v1's AdmissionRequest and its omitempty rules. */
+static void compose(struct run *r, const struct jg_request *q, jg_str ns, const char *new_json,
+                    size_t new_len) {
+    jg_buf *b = &r->review;
+    jg_buf_reset(b);
+    char uid[37];
+    derive_uid(r, new_json, new_len, uid);
+    jg_buf_printf(b, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+                     "\"request\":{\"uid\":\"%s\"",
+                  uid);
+    const char *sub = r->sub ? r->sub : "";
+    for (int i = 0; i < 2; i++) { /* kind, resource, subResource; then requestKind, ... */
+        put_gvk(b, i ? "requestKind" : "kind", q->group, q->version, "kind", q->row->kind);
+        put_gvk(b, i ? "requestResource" : "resource", q->group, q->version, "resource",
+                q->row->resource);
+        if (*sub) jg_buf_printf(b, ",\"%s\":\"%s\"", i ? "requestSubResource" : "subResource", sub);
+    }
+    if (q->object.name.n) {
+        jg_buf_puts(b, ",\"name\":");
+        jg_buf_json_string(b, q->object.name.p, q->object.name.n);
+    }
+    if (ns.n) {
+        jg_buf_puts(b, ",\"namespace\":");
+        jg_buf_json_string(b, ns.p, ns.n);
+    }
+    bool update = r->old_json != NULL;
+    jg_buf_printf(b, ",\"operation\":\"%s\",\"userInfo\":{", update ? "UPDATE" : "CREATE");
+    if (r->user) {
+        jg_buf_puts(b, "\"username\":");
+        jg_buf_json_string(b, r->user, strlen(r->user));
+    }
+    if (r->n_groups) {
+        jg_buf_puts(b, r->user ? ",\"groups\":[" : "\"groups\":[");
+        for (size_t i = 0; i < r->n_groups; i++) {
+            if (i) jg_buf_putc(b, ',');
+            jg_buf_json_string(b, r->groups[i].p, r->groups[i].n);
+        }
+        jg_buf_putc(b, ']');
+    }
+    jg_buf_puts(b, "},\"object\":");
+    jg_buf_put(b, new_json, new_len);
+    jg_buf_puts(b, ",\"oldObject\":");
+    if (update)
+        jg_buf_put(b, r->old_json, r->old_len);
+    else
+        jg_buf_puts(b, "null");
+    jg_buf_printf(b, ",\"dryRun\":false,\"options\":{\"kind\":\"%s\",\"apiVersion\":"
+                     "\"meta.k8s.io/v1\"}}}",
+                  update ? "UpdateOptions" : "CreateOptions");
+}
+
+/* One raw object: decoded as the request it would be, then decided, or printed as a review. */
+static void check_object(struct run *r, const char *json, size_t len, const char *where) {
+    jg_review rv;
+    jg_decode_error err;
+    struct jg_object_meta meta;
+    struct jg_decode_objects_opts opts = {r->cfg.policy, r->kind, r->resource, &meta};
+    if (jg_decode_objects(r->old_json, r->old_len, json, len, r->sub, &opts, &rv, &err) !=
+        JG_DECODE_OK) {
+        bool untyped = !r->kind && !r->resource && (!meta.kind.set || !meta.api_version.set);
+            fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
+                untyped ? "; --kind KIND[.GROUP] or --resource RES[.GROUP] names it otherwise"
+                        : "");
+        jg_review_free(&rv);
+        worse(r, EXIT_UNREADABLE);
+        return;
+    }
+    jg_str ns = rv.req.namespace_;
+    if (r->ns && !ns.n) {
+        ns = (jg_str){r->ns, strlen(r->ns)};
+    } else if (r->ns && !jg_str_eq_lit(ns, r->ns)) { /* kubectl's words (cli-runtime) */
+        fprintf(stderr,
+                "jobguard check: %s: the namespace from the provided object \"%.*s\" does not "
+                "match the namespace \"%s\". You must pass '--namespace=%.*s' to perform this "
+                "operation.\n",
+                where, (int)ns.n, ns.p, r->ns, (int)ns.n, ns.p);
+        jg_review_free(&rv);
+        worse(r, EXIT_UNREADABLE);
+        return;
+    }
+    jg_buf_reset(&r->compact);
+    jg_cli_json_compact(&r->compact, json, len);
+    compose(r, &rv.req, ns, r->compact.data ? r->compact.data : "", r->compact.len);
+    jg_review_free(&rv);
+    r->n++;
+    if (r->review.oom || r->compact.oom) {
+        fprintf(stderr, "jobguard check: %s: out of memory\n", where);
+        worse(r, EXIT_UNREADABLE);
+        return;
+    }
+    if (r->print_review) {
+        fwrite(r->review.data, 1, r->review.len, stdout);
+        fputc('\n', stdout);
+        return;
+    }
+    decide(r, r->review.data, r->review.len, where, NULL);
+}
+
+/* Reads the --old object: exactly one document. */
+static bool read_old(struct run *r, const char *path, jg_buf *out) {
+    jg_reader *rd = jg_reader_open(&path, 1);
+    if (!rd) {
+        fprintf(stderr, "jobguard check: --old: out of memory\n");
+        return false;
+    }
+    struct jg_doc d;
+    char err[1200], where[1200];
+    int got = 0, st;
+    bool ok = true;
+    while ((st = jg_reader_next(rd, &d, err, sizeof err)) != 0) {
+        if (st < 0) {
+            fprintf(stderr, "jobguard check: --old: %s\n", err);
+            ok = false;
+        } else if (++got == 1) {
+            jg_cli_json_compact(out, d.json, d.len);
+        } else {
+            jg_cli_where(&d, where, sizeof where);
+            fprintf(stderr,
+                    "jobguard check: --old: %s holds more than one object (%s is the second); "
+                    "--old is the stored copy of exactly one --new object\n",
+                    path, where);
+            ok = false;
+            break;
+        }
+    }
+    jg_reader_close(rd);
+    if (ok && got == 0) {
+        fprintf(stderr, "jobguard check: --old: %s holds no object\n", path);
+        ok = false;
+    }
+    if (ok && out->oom) {
+        fprintf(stderr, "jobguard check: --old: out of memory\n");
+        ok = false;
+    }
+    r->old_json = out->data;
+    r->old_len = out->len;
+    return ok;
+}
+
+/* Every document of `paths`: raw objects (--new) or AdmissionReviews. With --old, exactly one
+ * new object: it is held until the reader says there is no second one. */
+static void run_inputs(struct run *r, const char *const *paths, size_t n, bool raw) {
+    jg_reader *rd = jg_reader_open(paths, n);
+    if (!rd) {
+        fprintf(stderr, "jobguard check: out of memory\n");
+        worse(r, EXIT_UNREADABLE);
+        return;
+    }
+    struct jg_doc d;
+    jg_buf held_json = JG_BUF_INIT; /* with --old: the one new object, until the input ends */
+    char held_where[1200] = "", err[1200];
+    unsigned long docs = 0;
+    bool refused = false;
+    int st;
+    while ((st = jg_reader_next(rd, &d, err, sizeof err)) != 0) {
+        if (st < 0) {
+            fprintf(stderr, "jobguard check: %s\n", err);
+            if (!raw) { /* stdout carries a response per input, as for an undecodable review */
+                jg_buf_reset(&r->response);
+                jg_encode_error(&r->response, JG_API_V1, (jg_str){"", 0}, 400, "BadRequest", err);
+                fwrite(r->response.data ? r->response.data : "", 1, r->response.len, stdout);
+                fputc('\n', stdout);
+            }
+            worse(r, EXIT_UNREADABLE);
+            continue;
+        }
+        docs++;
+        char where[1200];
+        jg_cli_where(&d, where, sizeof where);
+        if (!raw) {
+            decide(r, d.json, d.len, where, &d);
+        } else if (!r->old_json) {
+            check_object(r, d.json, d.len, where);
+        } else if (docs == 1) {
+            jg_buf_put(&held_json, d.json, d.len);
+            snprintf(held_where, sizeof held_where, "%s", where);
+        } else if (!refused) {
+            fprintf(stderr,
+                    "jobguard check: --old pairs with exactly one --new object, but %s is a "
+                    "second one (after %s); check several objects without --old\n",
+                    where, held_where);
+            refused = true;
+            worse(r, EXIT_UNREADABLE);
+        }
+    }
+    jg_reader_close(rd);
+    if (r->old_json && docs == 1 && !refused) {
+        if (held_json.oom) {
+            fprintf(stderr, "jobguard check: out of memory\n");
+            worse(r, EXIT_UNREADABLE);
+        } else {
+            check_object(r, held_json.data, held_json.len, held_where);
+        }
+    }
+    jg_buf_free(&held_json);
+    if (docs == 0 && st == 0 && r->rc == EXIT_ALLOWED) {
+        fprintf(stderr, "jobguard check: no %s in the input\n",
+                raw ? "object" : "AdmissionReview");
+        worse(r, EXIT_UNREADABLE);
+    }
+}
+
 int jg_cmd_check(int argc, char **argv) {
-    struct jg_config cfg = JG_CONFIG_DEFAULT;
-    jg_config_modes_unset(&cfg); /* --mode, else the policy file, else deny */
-    const char *file = NULL, *new_path = NULL, *old_path = NULL, *sub = NULL, *policy_path = NULL,
-               *kind = NULL, *resource = NULL, *user = NULL;
-    jg_str groups[64];
-    size_t n_groups = 0;
-    bool want_explain = false;
+    struct run r = {.cfg = JG_CONFIG_DEFAULT};
+    jg_config_modes_unset(&r.cfg); /* --mode, else the policy file, else deny */
+    const char *old_path = NULL, *policy_path = NULL;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    const char **news = calloc((size_t)argc + 1, sizeof *news);
+    size_t n_files = 0, n_news = 0;
+    int rc = EXIT_UNREADABLE;
+    struct jg_policy *policy = NULL;
+    jg_buf old = JG_BUF_INIT;
+    if (!files || !news) {
+        fprintf(stderr, "jobguard check: out of memory\n");
+        goto out;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
@@ -122,130 +427,102 @@ int jg_cmd_check(int argc, char **argv) {
                            strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
                            strcmp(a, "--subresource") == 0 || strcmp(a, "--kind") == 0 ||
                            strcmp(a, "--resource") == 0 || strcmp(a, "--user") == 0 ||
-                           strcmp(a, "--group") == 0;
+                           strcmp(a, "--group") == 0 || strcmp(a, "--namespace") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
-            return 0;
+            rc = EXIT_ALLOWED;
+            goto out;
         } else if (strcmp(a, "--explain") == 0) {
-            want_explain = true;
+            r.explain = true;
+        } else if (strcmp(a, "--print-review") == 0) {
+            r.print_review = true;
         } else if (takes_value) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "jobguard check: %s needs a value\n", a);
-                return EXIT_UNREADABLE;
+                goto out;
             }
             const char *v = argv[++i];
             if (strcmp(a, "--new") == 0)
-                new_path = v;
+                news[n_news++] = v;
             else if (strcmp(a, "--old") == 0)
                 old_path = v;
             else if (strcmp(a, "--subresource") == 0)
-                sub = v;
+                r.sub = v;
             else if (strcmp(a, "--kind") == 0)
-                kind = v;
+                r.kind = v;
             else if (strcmp(a, "--resource") == 0)
-                resource = v;
+                r.resource = v;
             else if (strcmp(a, "--user") == 0)
-                user = v;
+                r.user = v;
+            else if (strcmp(a, "--namespace") == 0)
+                r.ns = v;
             else if (strcmp(a, "--group") == 0) {
-                if (n_groups == sizeof groups / sizeof groups[0]) {
+                if (r.n_groups == sizeof r.groups / sizeof r.groups[0]) {
                     fprintf(stderr, "jobguard check: more than 64 --group\n");
-                    return EXIT_UNREADABLE;
+                    goto out;
                 }
-                groups[n_groups++] = (jg_str){v, strlen(v)};
-            }
-            else if (strcmp(a, "--policy-file") == 0)
+                r.groups[r.n_groups++] = (jg_str){v, strlen(v)};
+            } else if (strcmp(a, "--policy-file") == 0)
                 policy_path = v;
-            else if (!parse_config_flag(a, v, &cfg))
-                return EXIT_UNREADABLE;
+            else if (!jg_cli_config_flag("check", a, v, &r.cfg))
+                goto out;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "jobguard check: unknown option %s\n", a);
             usage(stderr);
-            return EXIT_UNREADABLE;
-        } else if (!file) {
-            file = a;
+            goto out;
         } else {
-            fprintf(stderr, "jobguard check: more than one input file\n");
-            return EXIT_UNREADABLE;
+            files[n_files++] = a;
         }
     }
-    if (new_path && file) {
-        fprintf(stderr, "jobguard check: give either an AdmissionReview FILE or --new, not both\n");
-        return EXIT_UNREADABLE;
+    if (n_news && n_files) {
+        fprintf(stderr, "jobguard check: give either AdmissionReview FILEs or --new, not both\n");
+        goto out;
     }
-    if ((old_path || sub || kind || resource || user || n_groups) && !new_path) {
-        fprintf(stderr, "jobguard check: --old, --subresource, --kind, --resource, --user and "
-                        "--group need --new (a review names its own)\n");
-        return EXIT_UNREADABLE;
+    if ((old_path || r.sub || r.kind || r.resource || r.user || r.n_groups || r.ns ||
+         r.print_review) &&
+        !n_news) {
+        fprintf(stderr, "jobguard check: --old, --subresource, --kind, --resource, --namespace, "
+                        "--user, --group and --print-review need --new (a review names its "
+                        "own)\n");
+        goto out;
     }
-    if (sub && strcmp(sub, "status") != 0) {
+    if (r.sub && strcmp(r.sub, "status") != 0) {
         fprintf(stderr, "jobguard check: --subresource: only \"status\" is checked\n");
-        return EXIT_UNREADABLE;
+        goto out;
+    }
+    if (r.sub && !old_path) {
+        fprintf(stderr, "jobguard check: --subresource %s needs --old: a subresource is only "
+                        "ever UPDATEd\n",
+                r.sub);
+        goto out;
+    }
+    if (r.ns && strlen(r.ns) > JG_MAX_NAMESPACE_BYTES) {
+        fprintf(stderr, "jobguard check: " JG_NAMESPACE_TOO_LONG_FMT "\n", "--namespace",
+                JG_MAX_NAMESPACE_BYTES, strlen(r.ns));
+        goto out;
     }
 
     char reason[1024];
-    struct jg_policy *policy = NULL;
-    if (policy_path) {
-        if (!(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
-            fprintf(stderr, "jobguard check: --policy-file: %s\n", reason);
-            return EXIT_UNREADABLE;
-        }
+    if (policy_path && !(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
+        fprintf(stderr, "jobguard check: --policy-file: %s\n", reason);
+        goto out;
     }
-    jg_policy_apply(policy, &cfg); /* --mode wins over the file; --disable-rule stays off */
-    jg_buf in = JG_BUF_INIT, old_in = JG_BUF_INIT, response = JG_BUF_INIT;
-    struct jg_outcome o;
-    jg_outcome_init(&o);
-    int rc = EXIT_UNREADABLE;
-    if (new_path) {
-        if (!jg_read_file(new_path, JG_MAX_BODY_BYTES, &in, reason, sizeof reason) ||
-            (old_path &&
-             !jg_read_file(old_path, JG_MAX_BODY_BYTES, &old_in, reason, sizeof reason))) {
-            fprintf(stderr, "jobguard check: %s\n", reason);
-            goto out;
-        }
-        jg_review review;
-        jg_decode_error err;
-        struct jg_decode_objects_opts opts = {policy, kind, resource};
-        if (jg_decode_objects(old_path ? old_in.data : NULL, old_in.len, in.data, in.len, sub,
-                              &opts, &review, &err) != JG_DECODE_OK) {
-            fprintf(stderr, "jobguard check: %s\n", err.message);
-            jg_review_free(&review);
-            goto out;
-        }
-        if (user) review.req.username = (jg_str){user, strlen(user)};
-        review.req.groups = (jg_str_list){n_groups > 0, n_groups, groups};
-        jg_admit_review(&review, &cfg, &response, &o);
-        jg_review_free(&review);
+    jg_policy_apply(policy, &r.cfg); /* --mode wins over the file; --disable-rule stays off */
+    if (old_path && !read_old(&r, old_path, &old)) goto out;
+    if (n_news) {
+        run_inputs(&r, news, n_news, true);
     } else {
-        if (!jg_read_file(file ? file : "-", JG_MAX_BODY_BYTES, &in, reason, sizeof reason)) {
-            fprintf(stderr, "jobguard check: %s\n", reason);
-            goto out;
-        }
-        jg_admit(in.data, in.len, &cfg, &response, &o);
+        static const char *const dash[] = {"-"};
+        run_inputs(&r, n_files ? files : dash, n_files ? n_files : 1, false);
     }
-    if (response.oom) {
-        fputs(jg_oom_response, stdout);
-    } else {
-        fwrite(response.data, 1, response.len, stdout);
-    }
-    fputc('\n', stdout);
-    if (want_explain) explain(&o, o.kind);
-    switch (o.verdict) {
-    case JG_VERDICT_ALLOWED:
-        rc = EXIT_ALLOWED;
-        break;
-    case JG_VERDICT_DENIED:
-        rc = EXIT_DENIED;
-        break;
-    default:
-        if (!want_explain)
-            fprintf(stderr, "jobguard check: %s\n", o.message.data ? o.message.data : "");
-        rc = EXIT_UNREADABLE;
-    }
+    rc = r.rc;
 out:
-    jg_buf_free(&in);
-    jg_buf_free(&old_in);
-    jg_buf_free(&response);
-    jg_outcome_free(&o);
+    jg_buf_free(&old);
+    jg_buf_free(&r.review);
+    jg_buf_free(&r.response);
+    jg_buf_free(&r.compact);
     jg_policy_free(policy);
+    free(files);
+    free(news);
     return rc;
 }

@@ -12,9 +12,11 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"check", jg_cmd_check, "decide one AdmissionReview (or raw Job objects) offline"},
+    {"check", jg_cmd_check, "decide AdmissionReviews (or raw objects, JSON or YAML) offline"},
+    {"convert", jg_cmd_convert, "print the JSON documents jobguard reads from files (YAML too)"},
     {"policy", jg_cmd_policy, "validate a policy file, or print the effective policy"},
     {"rules", jg_cmd_rules, "print the rule table"},
+    {"scan", jg_cmd_scan, "check stored objects (kubectl get -o json) against the rules"},
     {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},
     {"vap", jg_cmd_vap, "print the policy as ValidatingAdmissionPolicies (no webhook)"},
 };

@@ -8,13 +8,14 @@
 #include "jobguard/cli.h"
 #include "jobguard/names.h"
 #include "jobguard/policy.h"
+#include "jobguard/reader.h"
 #include "jobguard/targets.h"
 #include "jobguard/verdict.h"
 
 enum { EXIT_OK = 0, EXIT_WARNINGS = 1, EXIT_INVALID = 2 };
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: jobguard policy check [--strict] FILE\n"
+    fprintf(f, "Usage: jobguard policy check [--strict] FILE|--values VALUES\n"
                "       jobguard policy show [FILE]\n"
                "\n"
                "check: validates a policy file; prints a one-line summary (exit 0) or the first\n"
@@ -26,6 +27,9 @@ static void usage(FILE *f) {
                "       allowUnlistedControllers is true, a statusWriters user that is a bare\n"
                "       name or a malformed service account. --strict: exit 1 when there is a\n"
                "       warning (the file is still valid: jobguard serve loads it).\n"
+               "       FILE is JSON or YAML. --values VALUES: the policy block of a Helm values\n"
+               "       file for the chart (charts/jobguard), checked as the chart's install hook\n"
+               "       checks the policy file it renders from it.\n"
                "show:  prints the effective policy as JSON: every default filled in, the\n"
                "       built-in targets included, the mode of every rule. Without FILE, the\n"
                "       policy in effect when no policy file is given.\n"
@@ -215,9 +219,53 @@ static size_t lint_warnings(const struct jg_policy *p) {
     return n;
 }
 
-static int cmd_check(const char *file, bool strict) {
+/* The chart writes `toJson .Values.policy` as the policy file; Helm reads values with the same
+ * YAML conversion as kubectl, so this is the file the install hook checks. */
+static struct jg_policy *load_values(const char *file, bool *absent, char *err, size_t errlen) {
+    jg_buf b = JG_BUF_INIT;
+    if (!jg_read_file(file, (size_t)16 << 20, &b, err, errlen)) {
+        jg_buf_free(&b);
+        return NULL;
+    }
+    size_t jl;
+    char *conv = jg_yaml_to_json(b.data ? b.data : "", b.len, file, &jl, err, errlen);
+    jg_buf_free(&b);
+    if (!conv) return NULL;
+    json_error_t je;
+    json_t *root = json_loadb(conv, jl, 0, &je);
+    free(conv);
+    json_t *pol = json_is_object(root) ? json_object_get(root, "policy") : NULL;
+    struct jg_policy *p = NULL;
+    if (!root || !(json_is_object(root) || json_is_null(root))) {
+        snprintf(err, errlen, "%s: a values file is a YAML mapping (got %s)", file,
+                 !root ? "something jansson cannot read" : "another kind of document");
+    } else if (!pol || json_is_null(pol) || (json_is_object(pol) && json_object_size(pol) == 0)) {
+        *absent = true; /* valid values: the chart installs no policy file and runs no check */
+    } else if (!json_is_object(pol)) {
+        snprintf(err, errlen, "%s: .policy must be an object (the policy file's members)", file);
+    } else {
+        char *s = json_dumps(pol, JSON_COMPACT);
+        char name[600];
+        snprintf(name, sizeof name, "%s (.policy)", file);
+        p = s ? jg_policy_load_buffer(name, s, strlen(s), err, errlen) : NULL;
+        if (!s) snprintf(err, errlen, "%s: out of memory", file);
+        free(s);
+    }
+    json_decref(root);
+    return p;
+}
+
+static int cmd_check(const char *file, bool strict, bool values) {
     char err[1024];
-    struct jg_policy *p = jg_policy_load_file(file, err, sizeof err);
+    bool absent = false;
+    struct jg_policy *p = values ? load_values(file, &absent, err, sizeof err)
+                                 : jg_policy_load_file(file, err, sizeof err);
+    if (absent) {
+        printf("%s: no policy block (.policy is absent or empty): the chart installs no policy "
+               "file, and jobguard runs with its built-in defaults (every rule in deny mode)\n",
+               file);
+        return EXIT_OK;
+    }
     if (!p) {
         fprintf(stderr, "jobguard policy check: %s\n", err);
         return EXIT_INVALID;
@@ -274,14 +322,22 @@ int jg_cmd_policy(int argc, char **argv) {
         usage(stdout);
         return EXIT_OK;
     }
-    if (argc == 3 && strcmp(argv[1], "check") == 0) return cmd_check(argv[2], false);
-    if (argc == 4 && strcmp(argv[1], "check") == 0) {
-        if (strcmp(argv[2], "--strict") == 0) return cmd_check(argv[3], true);
-        if (strcmp(argv[3], "--strict") == 0) return cmd_check(argv[2], true);
+    if (argc >= 3 && argc <= 5 && strcmp(argv[1], "check") == 0) {
+        bool strict = false, values = false;
+        const char *file = NULL;
+        int i = 2;
+        for (; i < argc; i++) {
+            if (strcmp(argv[i], "--strict") == 0 && !strict) strict = true;
+            else if (strcmp(argv[i], "--values") == 0 && !values && !file && i + 1 < argc)
+                values = true, file = argv[++i];
+            else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) file = argv[i];
+            else break;
+        }
+        if (i == argc && file) return cmd_check(file, strict, values);
     }
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "show") == 0)
         return cmd_show(argc == 3 ? argv[2] : NULL);
-    fprintf(stderr, "jobguard policy: expected 'check [--strict] FILE' or 'show [FILE]'\n\n");
+    fprintf(stderr, "jobguard policy: expected 'check [--strict] FILE|--values VALUES' or 'show [FILE]'\n\n");
     usage(stderr);
     return EXIT_INVALID;
 }

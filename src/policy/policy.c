@@ -4,6 +4,7 @@
  *   <file>: <JSON path>: <what is wrong>            (valid JSON, invalid policy)
  * jansson keeps no positions for parsed values, so semantic errors are located by JSON path. */
 #include "jobguard/policy.h"
+#include "jobguard/reader.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -782,12 +783,40 @@ static void sha256_hex(const char *data, size_t len, char out[65]) {
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+static struct jg_policy *load_json(const char *name, const char *json, size_t len, char *err,
+                                   size_t errcap, bool yaml);
+
 struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
                                         size_t errcap) {
+    return load_json(name, json, len, err, errcap, true);
+}
+
+static struct jg_policy *load_json(const char *name, const char *json, size_t len, char *err,
+                                   size_t errcap, bool yaml) {
     struct ctx c = {name, err, errcap, 0};
     if (len > MAX_FILE_BYTES) {
         set_err(err, errcap, "%s: %zu bytes, more than the limit of %u", name, len, MAX_FILE_BYTES);
         return NULL;
+    }
+    size_t at = 0;
+    while (at < len && (json[at] == ' ' || json[at] == '\n' || json[at] == '\t' || json[at] == '\r'))
+        at++;
+    if (yaml && at < len && json[at] != '{' && json[at] != '[') {
+        /* YAML (the form the chart's values hold): converted as kubectl converts it, then read as
+         * the same JSON; the sha256 stays the file's. */
+        size_t jl;
+        char *conv = jg_yaml_to_json(json, len, name, &jl, err, errcap);
+        if (!conv) return NULL;
+        if (jl == 0 || conv[0] != '{') {
+            set_err(err, errcap, "%s: the policy must be a mapping (an object), not %s", name,
+                    jl && conv[0] == '[' ? "a sequence" : "a scalar");
+            free(conv);
+            return NULL;
+        }
+        struct jg_policy *p = load_json(name, conv, jl, err, errcap, false);
+        free(conv);
+        if (p) sha256_hex(json, len, p->sha256);
+        return p;
     }
     json_error_t je;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);

@@ -16,7 +16,7 @@ expect_grep "explain says allowed" "$tmp/err" "allowed: CREATE jobs team-nlp/tok
 
 printf '{"apiVersion":' >"$tmp/trunc.json"
 expect_rc "truncated JSON exits 2" 2 "$bin" check "$tmp/trunc.json"
-expect_grep "reason on stderr with line/column" "$tmp/err" "invalid JSON at line 1, column"
+expect_grep "reason on stderr with file, line and column" "$tmp/err" "jobguard check: $tmp/trunc.json:1:1: unexpected end of JSON input"
 expect_grep "400 response still printed" "$tmp/out" '"code":400'
 expect_rc "missing file exits 2" 2 "$bin" check "$tmp/nope.json"
 expect_grep "missing file named" "$tmp/err" "nope.json"

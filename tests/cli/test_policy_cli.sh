@@ -164,4 +164,34 @@ expect_rc "check --policy-file without value" 2 "$bin" check --policy-file
 expect_rc "check --help documents --policy-file" 0 "$bin" check --help
 expect_grep "check help" "$tmp/out" "--policy-file FILE"
 
+# YAML policy files, and the policy block of a Helm values file (the chart's install hook check).
+printf 'allowUnlistedControllers: no\ncontrollers:\n- name: example.com/ctl\n  namespaces: [team-a]\n' >"$tmp/policy.yaml"
+printf '{"allowUnlistedControllers":false,"controllers":[{"name":"example.com/ctl","namespaces":["team-a"]}]}' >"$tmp/same.json"
+expect_rc "policy check reads YAML (no: false, as kubectl)" 0 "$bin" policy check "$tmp/policy.yaml"
+expect_grep "YAML policy: 1 controller, allowUnlistedControllers false" "$tmp/out" "1 controller, allowUnlistedControllers false"
+"$bin" policy show "$tmp/policy.yaml" | grep -v sha256 >"$tmp/show-yaml"
+"$bin" policy show "$tmp/same.json" | grep -v sha256 >"$tmp/show-json"
+expect_eq "a YAML policy is the same policy as its JSON" "$(cmp -s "$tmp/show-yaml" "$tmp/show-json" && echo same)" same
+printf 'allowUnlistedControllers: [\n' >"$tmp/broken.yaml"
+printf 'just text\n' >"$tmp/scalar.yaml"
+expect_rc "a YAML policy that is not a mapping exits 2" 2 "$bin" policy check "$tmp/scalar.yaml"
+expect_grep "a YAML scalar policy is named as such" "$tmp/err" "jobguard policy check: $tmp/scalar.yaml: the policy must be a mapping (an object), not a scalar"
+expect_rc "a YAML syntax error exits 2" 2 "$bin" policy check "$tmp/broken.yaml"
+expect_grep "a YAML syntax error names file, line and column" "$tmp/err" "jobguard policy check: $tmp/broken.yaml:2:1: did not find expected node content (while parsing a flow node at line 2, column 1)"
+printf 'image: {tag: x}\npolicy:\n  allowUnlistedControllers: no\n  controllers:\n  - name: example.com/ctl\n    namespaces: [team-a]\n' >"$tmp/values.yaml"
+expect_rc "policy check --values takes the chart's policy block" 0 "$bin" policy check --values "$tmp/values.yaml"
+expect_grep "--values: the block's controller" "$tmp/out" "1 controller, allowUnlistedControllers false"
+printf 'policy:\n  allowUnlistedControllers: 3\n' >"$tmp/values-bad.yaml"
+expect_rc "--values: an invalid block exits 2" 2 "$bin" policy check --values "$tmp/values-bad.yaml"
+expect_grep "--values: the problem names the block" "$tmp/err" "jobguard policy check: $tmp/values-bad.yaml (.policy): allowUnlistedControllers: must be true or false, not a number"
+printf 'image: {tag: x}\n' >"$tmp/values-none.yaml"
+expect_rc "--values without a policy block is valid: the chart installs none" 0 "$bin" policy check --values "$tmp/values-none.yaml"
+expect_grep "--values without a policy block says so" "$tmp/out" "$tmp/values-none.yaml: no policy block (.policy is absent or empty): the chart installs no policy file, and jobguard runs with its built-in defaults (every rule in deny mode)"
+printf 'policy: [a]\n' >"$tmp/values-list.yaml"
+expect_rc "--values: a policy that is not a mapping exits 2" 2 "$bin" policy check --values "$tmp/values-list.yaml"
+expect_grep "--values: says what .policy must be" "$tmp/err" "jobguard policy check: $tmp/values-list.yaml: .policy must be an object (the policy file's members)"
+printf -- '- a\n' >"$tmp/values-seq.yaml"
+expect_rc "--values: a values file that is not a mapping exits 2" 2 "$bin" policy check --values "$tmp/values-seq.yaml"
+expect_grep "--values: says a values file is a mapping" "$tmp/err" "jobguard policy check: $tmp/values-seq.yaml: a values file is a YAML mapping (got another kind of document)"
+
 finish

@@ -433,11 +433,16 @@ static void split_qualified(const char *s, jg_str *name, jg_opt_str *group) {
 }
 
 /* Which target the new object of `check --old/--new` is: --resource or --kind when given, else the
- * object's own apiVersion and kind; batch/v1 Job when it says nothing. */
+ * object's own apiVersion and kind, which it must then have (kubectl refuses such an object with
+ * the same words: apimachinery's NewMissingKindErr and NewMissingVersionErr). */
 static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts *o,
                           struct jg_request *q, jg_decode_error *err) {
     jg_opt_str api, kind;
     TRY(raw_type(sc, &api, &kind));
+    if (o && o->meta) {
+        o->meta->api_version = api;
+        o->meta->kind = kind;
+    }
     jg_str group = {"batch", 5}, version = {"v1", 2};
     if (api.set) {
         const char *slash = memchr(api.s.p, '/', api.s.n);
@@ -446,6 +451,11 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
     }
     const char *flag = o && o->resource ? o->resource : o && o->kind ? o->kind : NULL;
     bool by_kind = !(o && o->resource);
+    if (!flag && (!kind.set || !kind.s.n || !api.set || !api.s.n))
+        return scan_fail(err,
+                         "%s: Object '%s' is missing (an object names its target with apiVersion "
+                         "and kind)",
+                         sc.what, !kind.set || !kind.s.n ? "Kind" : "apiVersion");
     jg_str name = kind.set ? kind.s : (jg_str){"Job", 3};
     if (flag) {
         jg_opt_str g;
@@ -459,6 +469,7 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
             q->target = JG_TARGET_JOB;
             q->row = &jg_builtin_targets[0];
         } else {
+            if (o && o->meta) o->meta->not_target = true;
             return scan_fail(err,
                         "new object: %s %.*s of group \"%.*s\" is not a target (see 'jobguard "
                         "rules'; a policy file's targets rows add kinds)",
@@ -514,6 +525,9 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
                         return scan_fail(err, JG_NAMESPACE_TOO_LONG_FMT, field, JG_MAX_NAMESPACE_BYTES,
                                     ns->n);
                     }
+                } else if (o && o->meta && jg_str_eq_lit(key, "uid") && *m.p == '"') {
+                    o->meta->uid.set = true;
+                    TRY(scan_string(&m, &o->meta->uid.s));
                 } else
                     TRY(scan_skip(&m));
             }
@@ -529,6 +543,7 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     memset(out, 0, sizeof *out);
     err->status = JG_DECODE_OK;
     err->message[0] = '\0';
+    if (opts && opts->meta) memset(opts->meta, 0, sizeof *opts->meta);
     struct decoded *d = new_decoded(out, err);
     if (!d) return err->status;
     struct jg_request *q = &out->req;

@@ -1,0 +1,61 @@
+/* What the check and scan commands share: the rule options and how a document is named. */
+#include "jobguard/cli.h"
+#include "jobguard/reader.h"
+#include "jobguard/rules.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value,
+                        struct jg_config *cfg) {
+    char err[300];
+    if (strcmp(flag, "--mode") == 0) {
+        if (jg_mode_set(value, strlen(value), cfg->mode, err, sizeof err)) return true;
+        fprintf(stderr, "jobguard %s: --mode: %s\n", cmd, err);
+        return false;
+    }
+    if (strcmp(flag, "--parity") == 0) {
+        if (jg_parity_parse(value, &cfg->parity)) return true;
+        fprintf(stderr, "jobguard %s: --parity: unsupported %s (" JG_PARITY_VALUES ")\n", cmd,
+                value);
+        return false;
+    }
+    const struct jg_rule *r = jg_rule_find(value);
+    if (!r) {
+        fprintf(stderr, "jobguard %s: --disable-rule: unknown rule %s (see 'jobguard rules')\n",
+                cmd, value);
+        return false;
+    }
+    cfg->disabled |= UINT64_C(1) << r->id;
+    return true;
+}
+
+void jg_cli_where(const struct jg_doc *d, char *out, size_t cap) {
+    const char *src = strcmp(d->source, "-") == 0 ? "stdin" : d->source;
+    if (d->item >= 0)
+        snprintf(out, cap, "%s:%u items[%ld]", src, d->line, d->item);
+    else
+        snprintf(out, cap, "%s:%u", src, d->line);
+}
+
+void jg_cli_json_compact(jg_buf *out, const char *json, size_t len) {
+    if (!jg_buf_reserve(out, len)) return;
+    const char *p = json, *end = json + len, *run = p;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') { /* copy the string whole: it holds no raw newline, only escapes */
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\') p++;
+            p++;
+        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            jg_buf_put(out, run, (size_t)(p - run));
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                p++;
+            run = p;
+        } else {
+            p++;
+        }
+    }
+    if (p > end) p = end;
+    jg_buf_put(out, run, (size_t)(p - run));
+}

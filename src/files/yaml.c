@@ -1,0 +1,956 @@
+/* yaml: YAML documents as the JSON kubectl makes of them (sigs.k8s.io/yaml on its goyaml.v2 fork):
+ * YAML 1.1 scalars, merge keys applied in order, the last of duplicate keys wins, keys sorted and
+ * numbers written as Go's encoding/json writes them. docs/input.md has the table.
+ *
+ * libyaml's events build a small tree per document (per List item when a top-level mapping's
+ * "items" is a sequence, so that a List is converted item by item); aliases point into it and are
+ * expanded when the JSON is written, within JG_READER_MAX_DOC bytes (billion laughs). */
+#include "files.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+/* Nesting deeper than this is refused: the JSON is written recursively. */
+#define MAX_DEPTH 512
+
+enum kind { N_SCALAR, N_SEQ, N_MAP, N_ALIAS };
+
+struct node {
+    enum kind kind;
+    bool plain;      /* scalar: plain (unquoted, untagged) */
+    bool anchored;   /* owned by the anchor list, not by its parent */
+    bool streamed;   /* the List's items: children are yielded, not kept */
+    bool busy;       /* being written (an alias to it from inside is a cycle) */
+    char *tag;       /* NULL or the event's tag */
+    char *anchor;    /* alias: the name */
+    char *s;         /* scalar value */
+    size_t len;
+    struct node **kids; /* seq: items; map: key, value, key, value... */
+    size_t n, cap;
+    struct node *target; /* alias */
+    unsigned line, col;  /* 1-based start */
+};
+
+struct anchor {
+    char *name;
+    struct node *node;
+};
+
+struct jg_yaml_stream {
+    yaml_parser_t parser;
+    int fd;
+    const char *pre;
+    size_t npre, used;
+    const char *text; /* jg_yaml_to_json: the whole input */
+    char *source;
+    bool failed; /* libyaml error: the rest of the stream is unreadable */
+    bool done;
+    bool skip;   /* a conversion error: the rest of this document is skipped */
+    size_t doc;
+    bool in_doc;
+    struct node *stack[MAX_DEPTH + 2];
+    size_t depth;
+    struct node *root; /* a complete document waiting to be yielded, or NULL */
+    const struct node *items; /* root's items when the List was found after the fact */
+    size_t next_item;
+    long item;
+    struct anchor *anchors;
+    size_t nanchors, capanchors;
+    struct node **owned; /* anchored nodes: freed at the document's end */
+    size_t nowned, capowned;
+    char err[512];
+};
+
+/* ------------------------------------------------------------------ tree */
+
+static void free_node(struct node *n) {
+    if (!n) return;
+    for (size_t i = 0; i < n->n; i++)
+        if (n->kids[i] && !n->kids[i]->anchored) free_node(n->kids[i]);
+    free(n->kids);
+    free(n->tag);
+    free(n->anchor);
+    free(n->s);
+    free(n);
+}
+
+/* Frees the document: the open containers (not yet attached to a parent), the complete root
+ * and every anchored node (owned by the anchor list, skipped by their parents). */
+static void end_document(jg_yaml_stream *y) {
+    for (size_t i = 0; i < y->depth; i++)
+        if (!y->stack[i]->anchored) free_node(y->stack[i]);
+    y->depth = 0;
+    if (y->root && !y->root->anchored) free_node(y->root);
+    y->root = NULL;
+    y->items = NULL;
+    for (size_t i = 0; i < y->nowned; i++)
+        free_node(y->owned[i]);
+    y->nowned = 0;
+    for (size_t i = 0; i < y->nanchors; i++)
+        free(y->anchors[i].name);
+    y->nanchors = 0;
+}
+
+static bool add_kid(struct node *p, struct node *k) {
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 4;
+        struct node **v = realloc(p->kids, cap * sizeof *v);
+        if (!v) return false;
+        p->kids = v;
+        p->cap = cap;
+    }
+    p->kids[p->n++] = k;
+    return true;
+}
+
+static bool add_anchor(jg_yaml_stream *y, const char *name, struct node *n) {
+    if (y->nanchors == y->capanchors) {
+        size_t cap = y->capanchors ? y->capanchors * 2 : 8;
+        struct anchor *v = realloc(y->anchors, cap * sizeof *v);
+        if (!v) return false;
+        y->anchors = v;
+        y->capanchors = cap;
+    }
+    if (y->nowned == y->capowned) {
+        size_t cap = y->capowned ? y->capowned * 2 : 8;
+        struct node **v = realloc(y->owned, cap * sizeof *v);
+        if (!v) return false;
+        y->owned = v;
+        y->capowned = cap;
+    }
+    char *s = strdup(name);
+    if (!s) return false;
+    y->anchors[y->nanchors++] = (struct anchor){s, n};
+    y->owned[y->nowned++] = n;
+    n->anchored = true;
+    return true;
+}
+
+static struct node *find_anchor(jg_yaml_stream *y, const char *name) {
+    for (size_t i = y->nanchors; i-- > 0;) /* the latest definition wins */
+        if (strcmp(y->anchors[i].name, name) == 0) return y->anchors[i].node;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ scalars (goyaml.v2 resolve) */
+
+enum rkind { R_STR, R_NULL, R_BOOL, R_INT, R_UINT, R_FLOAT, R_MERGE, R_ERROR };
+struct resolved {
+    enum rkind kind;
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double f;
+};
+
+static bool in_list(const char *s, size_t n, const char *const *l) {
+    for (; *l; l++)
+        if (strlen(*l) == n && memcmp(*l, s, n) == 0) return true;
+    return false;
+}
+
+static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+                                  "on", "On", "ON", NULL};
+static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
+                                 "off", "Off", "OFF", NULL};
+static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
+static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+
+/* Go's strconv.ParseInt/ParseUint with base 0 (0x, 0o, 0b, leading 0 octal). */
+static bool go_parse_int(const char *s, bool allow_sign, bool *neg, uint64_t *mag) {
+    *neg = false;
+    if (*s == '+' || *s == '-') {
+        if (!allow_sign) return false;
+        *neg = *s == '-';
+        s++;
+    }
+    unsigned base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s += 2;
+    else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) base = 8, s += 2;
+    else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) base = 2, s += 2;
+    else if (s[0] == '0' && s[1]) base = 8, s += 1;
+    if (!*s) return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        unsigned d;
+        if (*s >= '0' && *s <= '9') d = (unsigned)(*s - '0');
+        else if (*s >= 'a' && *s <= 'f') d = (unsigned)(*s - 'a' + 10);
+        else if (*s >= 'A' && *s <= 'F') d = (unsigned)(*s - 'A' + 10);
+        else return false;
+        if (d >= base) return false;
+        if (v > (UINT64_MAX - d) / base) return false;
+        v = v * base + d;
+    }
+    *mag = v;
+    return true;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static bool yaml_style_float(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    if (*s == '.') {
+        s++;
+        if (!(*s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    } else {
+        if (!(*s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        if (*s == '.') {
+            s++;
+            while (*s >= '0' && *s <= '9')
+                s++;
+        }
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (!(*s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
+
+static bool parse_float(const char *s, double *f) {
+    errno = 0;
+    char *e;
+    *f = strtod(s, &e);
+    return *e == '\0' && !(errno == ERANGE && isinf(*f));
+}
+
+/* The short form of a tag: "!!int" for tag:yaml.org,2002:int. */
+static const char *short_tag(const char *tag, char *buf, size_t n) {
+    static const char prefix[] = "tag:yaml.org,2002:";
+    if (tag && strncmp(tag, prefix, sizeof prefix - 1) == 0) {
+        snprintf(buf, n, "!!%s", tag + sizeof prefix - 1);
+        return buf;
+    }
+    return tag ? tag : "";
+}
+
+/* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
+static struct resolved resolve_text(const char *s, size_t n, const char *tag, char *err,
+                                    size_t errlen) {
+    struct resolved r = {.kind = R_STR};
+    char c0 = n ? s[0] : 0;
+    /* goyaml.v2's resolve table: only these first bytes can start a non-string */
+    bool hint = n == 0 || (c0 != '\0' && strchr("+-0123456789yYnNtTfFoO~.", c0) != NULL);
+    if (hint && strcmp(tag, "!!str") != 0 && strcmp(tag, "!!binary") != 0) {
+        if (in_list(s, n, yes)) return (struct resolved){.kind = R_BOOL, .b = true};
+        if (in_list(s, n, no)) return (struct resolved){.kind = R_BOOL, .b = false};
+        if (in_list(s, n, nulls)) return (struct resolved){.kind = R_NULL};
+        if (in_list(s, n, nans)) return (struct resolved){.kind = R_FLOAT, .f = NAN};
+        if (in_list(s, n, pinf)) return (struct resolved){.kind = R_FLOAT, .f = INFINITY};
+        if (in_list(s, n, ninf)) return (struct resolved){.kind = R_FLOAT, .f = -INFINITY};
+        char *plain = malloc(n + 1);
+        if (!plain) {
+            snprintf(err, errlen, "out of memory");
+            return (struct resolved){.kind = R_ERROR};
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (s[i] != '_' || c0 == '.') plain[k++] = s[i];
+        plain[k] = '\0';
+        if (c0 == '.') {
+            double f;
+            if (yaml_style_float(plain) && parse_float(plain, &f)) r = (struct resolved){.kind = R_FLOAT, .f = f};
+        } else if (c0 == '+' || c0 == '-' || (c0 >= '0' && c0 <= '9')) {
+            /* timestamps (YYYY-...) are kept as the text: they never parse as numbers below */
+            bool neg;
+            uint64_t mag;
+            double f;
+            if (go_parse_int(plain, true, &neg, &mag) &&
+                (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
+                r.kind = R_INT;
+                r.i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+            } else if (go_parse_int(plain, false, &neg, &mag)) {
+                r.kind = R_UINT;
+                r.u = mag;
+            } else if (yaml_style_float(plain) && parse_float(plain, &f)) {
+                r = (struct resolved){.kind = R_FLOAT, .f = f};
+            }
+        }
+        free(plain);
+    }
+    if (tag[0] == '\0' || strcmp(tag, "!!str") == 0 || strcmp(tag, "!!binary") == 0) return r;
+    /* an explicit tag must agree with what the text resolves to */
+    static const char *const names[] = {"!!str", "!!null", "!!bool", "!!int", "!!int", "!!float",
+                                        "!!merge"};
+    const char *got = names[r.kind];
+    if (strcmp(tag, got) == 0 || strcmp(tag, "!!timestamp") == 0) return r;
+    if (strcmp(tag, "!!float") == 0 && (r.kind == R_INT || r.kind == R_UINT)) {
+        double f = r.kind == R_INT ? (double)r.i : (double)r.u;
+        return (struct resolved){.kind = R_FLOAT, .f = f};
+    }
+    snprintf(err, errlen, "yaml: cannot decode %s `%.*s` as a %s", got, (int)(n > 200 ? 200 : n),
+             s, tag);
+    return (struct resolved){.kind = R_ERROR};
+}
+
+static bool resolvable(const char *tag) {
+    return !tag[0] || strcmp(tag, "!!str") == 0 || strcmp(tag, "!!bool") == 0 ||
+           strcmp(tag, "!!int") == 0 || strcmp(tag, "!!float") == 0 ||
+           strcmp(tag, "!!null") == 0 || strcmp(tag, "!!timestamp") == 0;
+}
+
+/* A scalar node as kubectl reads it. A quoted scalar without a tag is a string. */
+static struct resolved resolve_node(const struct node *n, char *err, size_t errlen) {
+    char tb[256];
+    const char *tag = short_tag(n->tag, tb, sizeof tb);
+    if (!n->tag && !n->plain) return (struct resolved){.kind = R_STR};
+    if (!resolvable(tag)) return (struct resolved){.kind = R_STR};
+    return resolve_text(n->s, n->len, tag, err, errlen);
+}
+
+/* ------------------------------------------------------------------ numbers as Go writes them */
+
+/* Shortest digits of f that read back as f (as a float when `single`), and the decimal exponent
+ * of the first digit. */
+static int shortest(double f, bool single, char *digits, int *exp10) {
+    char b[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*e", p - 1, f);
+        double back = strtod(b, NULL);
+        if (single ? (float)back == (float)f : back == f) break;
+    }
+    int nd = 0;
+    char *e = strchr(b, 'e');
+    for (char *q = b; q < e; q++)
+        if (*q >= '0' && *q <= '9') digits[nd++] = *q;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    *exp10 = atoi(e + 1);
+    return nd;
+}
+
+static void put_fixed(jg_buf *b, const char *d, int nd, int exp10) {
+    int dp = exp10 + 1; /* digits before the point */
+    if (dp <= 0) {
+        jg_buf_puts(b, "0.");
+        for (int i = 0; i < -dp; i++)
+            jg_buf_putc(b, '0');
+        jg_buf_put(b, d, (size_t)nd);
+    } else if (dp >= nd) {
+        jg_buf_put(b, d, (size_t)nd);
+        for (int i = nd; i < dp; i++)
+            jg_buf_putc(b, '0');
+    } else {
+        jg_buf_put(b, d, (size_t)dp);
+        jg_buf_putc(b, '.');
+        jg_buf_put(b, d + dp, (size_t)(nd - dp));
+    }
+}
+
+static void put_exp(jg_buf *b, const char *d, int nd, int exp10, bool json) {
+    jg_buf_putc(b, d[0]);
+    if (nd > 1) {
+        jg_buf_putc(b, '.');
+        jg_buf_put(b, d + 1, (size_t)(nd - 1));
+    }
+    int e = exp10 < 0 ? -exp10 : exp10;
+    /* strconv writes at least two exponent digits; encoding/json trims e-07 to e-7 */
+    jg_buf_printf(b, "e%c%s%d", exp10 < 0 ? '-' : '+', e < 10 && !(json && exp10 < 0) ? "0" : "", e);
+}
+
+/* encoding/json's float64, as kubectl ends up writing it (-0 reads back as the integer 0). */
+static void put_json_float(jg_buf *b, double f) {
+    if (f == 0) {
+        jg_buf_putc(b, '0');
+        return;
+    }
+    char d[32];
+    int e;
+    int nd = shortest(f, false, d, &e);
+    if (f < 0) jg_buf_putc(b, '-');
+    double a = fabs(f);
+    if (a < 1e-6 || a >= 1e21) put_exp(b, d, nd, e, true);
+    else put_fixed(b, d, nd, e);
+}
+
+/* strconv.FormatFloat(f, 'g', -1, 32): how sigs.k8s.io/yaml names a float map key. */
+static void put_key_float(jg_buf *b, double f) {
+    if (isnan(f)) return jg_buf_puts(b, ".nan");
+    if (isinf(f)) return jg_buf_puts(b, f > 0 ? ".inf" : "-.inf");
+    if (f == 0) return jg_buf_puts(b, signbit(f) ? "-0" : "0");
+    char d[32];
+    int e;
+    int nd = shortest(f, true, d, &e);
+    if (f < 0) jg_buf_putc(b, '-');
+    if (e < -4 || e >= 6) put_exp(b, d, nd, e, false);
+    else put_fixed(b, d, nd, e);
+}
+
+/* ------------------------------------------------------------------ writing JSON */
+
+struct writer {
+    jg_yaml_stream *y;
+    jg_buf *out;
+    char *err;
+    size_t errlen;
+    unsigned line, col; /* where the problem is */
+};
+
+static bool wfail(struct writer *w, const struct node *n, const char *msg) {
+    w->line = n->line;
+    w->col = n->col;
+    if (msg) snprintf(w->err, w->errlen, "%s", msg);
+    return false;
+}
+
+static const struct node *deref(const struct node *n) {
+    while (n && n->kind == N_ALIAS)
+        n = n->target;
+    return n;
+}
+
+static bool b64(const char *s, size_t n, jg_buf *out) {
+    unsigned v = 0;
+    int bits = 0;
+    size_t pad = 0, data = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int d;
+        if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        if (pad) return false;
+        if (c >= 'A' && c <= 'Z') d = c - 'A';
+        else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') d = c - '0' + 52;
+        else if (c == '+') d = 62;
+        else if (c == '/') d = 63;
+        else return false;
+        data++;
+        v = (v << 6) | (unsigned)d;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            jg_buf_putc(out, (char)((v >> bits) & 0xFF));
+        }
+    }
+    return (data + pad) % 4 == 0 && pad <= 2;
+}
+
+static bool write_node(struct writer *w, const struct node *n, unsigned depth);
+
+/* A map's members after merges and duplicates, sorted as Go sorts map keys. */
+struct member {
+    char *key;
+    size_t klen;
+    const struct node *value;
+};
+struct members {
+    struct member *v;
+    size_t n, cap;
+};
+
+static void members_free(struct members *m) {
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].key);
+    free(m->v);
+}
+
+static bool members_set(struct members *m, const char *k, size_t kl, const struct node *v) {
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].klen == kl && memcmp(m->v[i].key, k, kl) == 0) {
+            m->v[i].value = v; /* the last one wins */
+            return true;
+        }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 8;
+        struct member *nv = realloc(m->v, cap * sizeof *nv);
+        if (!nv) return false;
+        m->v = nv;
+        m->cap = cap;
+    }
+    char *c = malloc(kl + 1);
+    if (!c) return false;
+    memcpy(c, k, kl);
+    c[kl] = '\0';
+    m->v[m->n++] = (struct member){c, kl, v};
+    return true;
+}
+
+static bool collect(struct writer *w, const struct node *map, struct members *m, unsigned depth);
+
+/* `<<: value`: a mapping, or a sequence of mappings of which the first wins (goyaml.v2). */
+static bool merge(struct writer *w, const struct node *v, struct members *m, unsigned depth) {
+    const struct node *t = deref(v);
+    if (t && t->busy) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "yaml: anchor '%s' value contains itself",
+                 v->kind == N_ALIAS ? v->anchor : "");
+        return wfail(w, v, msg);
+    }
+    if (t && t->kind == N_MAP) return collect(w, t, m, depth + 1);
+    if (t && t->kind == N_SEQ) {
+        for (size_t i = t->n; i-- > 0;) {
+            const struct node *e = deref(t->kids[i]);
+            if (!e || e->kind != N_MAP)
+                return wfail(w, t->kids[i],
+                             "yaml: map merge requires map or sequence of maps as the value");
+            if (!collect(w, e, m, depth + 1)) return false;
+        }
+        return true;
+    }
+    return wfail(w, v, "yaml: map merge requires map or sequence of maps as the value");
+}
+
+static bool collect(struct writer *w, const struct node *map, struct members *m, unsigned depth) {
+    if (depth > MAX_DEPTH) return wfail(w, map, "nesting deeper than 512 levels");
+    for (size_t i = 0; i + 1 < map->n; i += 2) {
+        const struct node *kn = map->kids[i], *k = deref(kn), *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR)
+            return wfail(w, kn, k->kind == N_MAP ? "yaml: invalid map key: a mapping"
+                                                 : "yaml: invalid map key: a sequence");
+        char err[300];
+        err[0] = '\0';
+        /* goyaml.v2's isMerge: a plain "<<" (or one tagged !!merge) */
+        bool is_merge = k->len == 2 && memcmp(k->s, "<<", 2) == 0 &&
+                        ((k->plain && !k->tag) ||
+                         (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
+        struct resolved r = is_merge ? (struct resolved){.kind = R_MERGE}
+                                     : resolve_node(k, err, sizeof err);
+        jg_buf key = JG_BUF_INIT;
+        switch (r.kind) {
+        case R_ERROR:
+            return wfail(w, kn, err);
+        case R_MERGE:
+            if (!merge(w, v, m, depth)) return false;
+            continue;
+        case R_STR:
+            if (k->tag && strcmp(k->tag, "tag:yaml.org,2002:binary") == 0) {
+                if (!b64(k->s, k->len, &key)) {
+                    jg_buf_free(&key);
+                    return wfail(w, kn, "yaml: !!binary value contains invalid base64 data");
+                }
+            } else {
+                jg_buf_put(&key, k->s, k->len);
+            }
+            break;
+        case R_NULL:
+            return wfail(w, kn, "unsupported map key of type: <nil> (a null key)");
+        case R_BOOL:
+            jg_buf_puts(&key, r.b ? "true" : "false");
+            break;
+        case R_INT:
+            jg_buf_put_i64(&key, r.i);
+            break;
+        case R_UINT:
+            jg_buf_free(&key);
+            return wfail(w, kn, "unsupported map key of type: uint64");
+        case R_FLOAT:
+            put_key_float(&key, r.f);
+            break;
+        }
+        bool ok = !key.oom && members_set(m, key.data ? key.data : "", key.len, v);
+        jg_buf_free(&key);
+        if (!ok) return wfail(w, kn, "out of memory");
+    }
+    return true;
+}
+
+static int cmp_member(const void *a, const void *b) {
+    const struct member *x = a, *y = b;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static bool write_scalar(struct writer *w, const struct node *n) {
+    char err[300];
+    err[0] = '\0';
+    struct resolved r = resolve_node(n, err, sizeof err);
+    switch (r.kind) {
+    case R_ERROR:
+        return wfail(w, n, err);
+    case R_STR:
+    case R_MERGE:
+        if (n->tag && strcmp(n->tag, "tag:yaml.org,2002:binary") == 0) {
+            jg_buf raw = JG_BUF_INIT;
+            bool ok = b64(n->s, n->len, &raw);
+            if (ok) jg_buf_json_string(w->out, raw.data ? raw.data : "", raw.len);
+            jg_buf_free(&raw);
+            if (!ok) return wfail(w, n, "yaml: !!binary value contains invalid base64 data");
+        } else {
+            jg_buf_json_string(w->out, n->s, n->len);
+        }
+        return true;
+    case R_NULL:
+        jg_buf_puts(w->out, "null");
+        return true;
+    case R_BOOL:
+        jg_buf_puts(w->out, r.b ? "true" : "false");
+        return true;
+    case R_INT:
+        jg_buf_put_i64(w->out, r.i);
+        return true;
+    case R_UINT: /* kubectl reads it back as a float64 */
+        put_json_float(w->out, (double)r.u);
+        return true;
+    case R_FLOAT:
+        if (isnan(r.f)) return wfail(w, n, "json: unsupported value: NaN");
+        if (isinf(r.f))
+            return wfail(w, n, r.f > 0 ? "json: unsupported value: +Inf"
+                                       : "json: unsupported value: -Inf");
+        put_json_float(w->out, r.f);
+        return true;
+    }
+    return true;
+}
+
+static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
+    if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
+    if (w->out->len > JG_READER_MAX_DOC) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "document larger than the %zu MiB limit as JSON (aliases expand to more than that?)",
+                 JG_READER_MAX_DOC >> 20);
+        return wfail(w, n, msg);
+    }
+    if (n->kind == N_ALIAS) {
+        struct node *t = n->target;
+        if (t->busy) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "yaml: anchor '%s' value contains itself", n->anchor);
+            return wfail(w, n, msg);
+        }
+        return write_node(w, t, depth + 1);
+    }
+    if (n->kind == N_SCALAR) return write_scalar(w, n);
+    ((struct node *)n)->busy = true;
+    bool ok = true;
+    if (n->kind == N_SEQ) {
+        jg_buf_putc(w->out, '[');
+        for (size_t i = 0; ok && i < n->n; i++) {
+            if (i) jg_buf_putc(w->out, ',');
+            ok = write_node(w, n->kids[i], depth + 1);
+        }
+        jg_buf_putc(w->out, ']');
+    } else {
+        struct members m = {0};
+        ok = collect(w, n, &m, depth);
+        if (ok) {
+            if (m.n) qsort(m.v, m.n, sizeof *m.v, cmp_member); /* {} has no array */
+            jg_buf_putc(w->out, '{');
+            for (size_t i = 0; ok && i < m.n; i++) {
+                if (i) jg_buf_putc(w->out, ',');
+                jg_buf_json_string(w->out, m.v[i].key, m.v[i].klen);
+                jg_buf_putc(w->out, ':');
+                ok = write_node(w, m.v[i].value, depth + 1);
+            }
+            jg_buf_putc(w->out, '}');
+        }
+        members_free(&m);
+    }
+    ((struct node *)n)->busy = false;
+    return ok;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static int yerr(jg_yaml_stream *y, unsigned line, unsigned col, const char *what, char *err,
+                size_t errlen) {
+    snprintf(err, errlen, "%s:%u:%u: %s", y->source, line, col, what);
+    return -1;
+}
+
+static int input(void *data, unsigned char *buffer, size_t size, size_t *size_read) {
+    jg_yaml_stream *y = data;
+    if (y->used < y->npre) {
+        size_t n = y->npre - y->used < size ? y->npre - y->used : size;
+        memcpy(buffer, y->pre + y->used, n);
+        y->used += n;
+        *size_read = n;
+        return 1;
+    }
+    for (;;) {
+        ssize_t n = y->fd >= 0 ? read(y->fd, buffer, size) : 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return 0;
+        *size_read = (size_t)n;
+        return 1;
+    }
+}
+
+jg_yaml_stream *jg_yaml_stream_open(int fd, const char *pre, size_t npre, const char *source) {
+    jg_yaml_stream *y = calloc(1, sizeof *y);
+    if (!y) return NULL;
+    y->source = strdup(source);
+    if (!y->source || !yaml_parser_initialize(&y->parser)) {
+        free(y->source);
+        free(y);
+        return NULL;
+    }
+    y->fd = fd;
+    y->pre = pre;
+    y->npre = npre;
+    yaml_parser_set_input(&y->parser, input, y);
+    return y;
+}
+
+void jg_yaml_stream_close(jg_yaml_stream *y) {
+    if (!y) return;
+    end_document(y);
+    yaml_parser_delete(&y->parser);
+    free(y->anchors);
+    free(y->owned);
+    free(y->source);
+    free(y);
+}
+
+/* Writes node n as the document's JSON into out and fills d. */
+static int emit(jg_yaml_stream *y, const struct node *n, long item, jg_buf *out, struct jg_doc *d,
+                char *err, size_t errlen) {
+    jg_buf_reset(out);
+    char msg[512];
+    msg[0] = '\0';
+    struct writer w = {y, out, msg, sizeof msg, n->line, n->col};
+    if (!write_node(&w, n, 0)) return yerr(y, w.line, w.col, msg, err, errlen);
+    if (out->oom) return yerr(y, n->line, n->col, "out of memory", err, errlen);
+    d->json = out->data;
+    d->len = out->len;
+    d->source = y->source;
+    d->line = n->line;
+    d->doc = y->doc;
+    d->item = item;
+    return 1;
+}
+
+/* The "items" sequence of a top-level mapping (after merges; kubectl's List rule), or NULL. */
+static const struct node *list_items(jg_yaml_stream *y, const struct node *root) {
+    if (root->kind != N_MAP) return NULL;
+    char msg[300];
+    struct writer w = {y, NULL, msg, sizeof msg, 0, 0};
+    struct members m = {0};
+    const struct node *items = NULL;
+    if (collect(&w, root, &m, 0))
+        for (size_t i = 0; i < m.n; i++)
+            if (m.v[i].klen == 5 && memcmp(m.v[i].key, "items", 5) == 0) {
+                const struct node *v = deref(m.v[i].value);
+                if (v && v->kind == N_SEQ) items = v;
+            }
+    members_free(&m);
+    return items;
+}
+
+static bool is_items_key(const struct node *k) {
+    return k->kind == N_SCALAR && k->len == 5 && memcmp(k->s, "items", 5) == 0 &&
+           (!k->tag || strcmp(k->tag, "tag:yaml.org,2002:str") == 0);
+}
+
+static struct node *new_node(enum kind kind, const yaml_event_t *e) {
+    struct node *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->kind = kind;
+    n->line = (unsigned)e->start_mark.line + 1;
+    n->col = (unsigned)e->start_mark.column + 1;
+    return n;
+}
+
+int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *err,
+                        size_t errlen) {
+    for (;;) {
+        /* A document built whole: yield it, or its items one by one. */
+        if (y->root) {
+            if (y->items) {
+                if (y->next_item < y->items->n) {
+                    const struct node *e = y->items->kids[y->next_item];
+                    long i = (long)y->next_item++;
+                    return emit(y, e, i, out, d, err, errlen);
+                }
+                end_document(y);
+                continue;
+            }
+            struct node *root = y->root;
+            const struct node *items = list_items(y, root);
+            if (items) {
+                y->items = items;
+                y->next_item = 0;
+                continue;
+            }
+            int s = emit(y, root, -1, out, d, err, errlen);
+            end_document(y);
+            return s;
+        }
+        if (y->failed || y->done) return 0;
+        yaml_event_t e;
+        if (!yaml_parser_parse(&y->parser, &e)) {
+            y->failed = true;
+            unsigned line = (unsigned)y->parser.problem_mark.line + 1,
+                     col = (unsigned)y->parser.problem_mark.column + 1;
+            char what[400];
+            if (y->parser.error == YAML_READER_ERROR || y->parser.error == YAML_MEMORY_ERROR)
+                snprintf(what, sizeof what, "%s", y->parser.problem ? y->parser.problem : "read error");
+            else if (y->parser.context)
+                snprintf(what, sizeof what, "%s (%s at line %u, column %u)", y->parser.problem,
+                         y->parser.context, (unsigned)y->parser.context_mark.line + 1,
+                         (unsigned)y->parser.context_mark.column + 1);
+            else
+                snprintf(what, sizeof what, "%s", y->parser.problem ? y->parser.problem : "syntax error");
+            end_document(y);
+            return yerr(y, line, col, what, err, errlen);
+        }
+        int rc = 0;
+        struct node *n = NULL;
+        switch (e.type) {
+        case YAML_STREAM_END_EVENT:
+            y->done = true;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            y->skip = false;
+            y->item = 0;
+            break;
+        case YAML_DOCUMENT_END_EVENT:
+            y->doc++;
+            if (y->skip) end_document(y);
+            y->skip = false;
+            break;
+        case YAML_ALIAS_EVENT:
+            if (y->skip) break;
+            n = new_node(N_ALIAS, &e);
+            if (n) {
+                n->anchor = strdup((const char *)e.data.alias.anchor);
+                n->target = find_anchor(y, (const char *)e.data.alias.anchor);
+                if (!n->target) {
+                    char what[300];
+                    snprintf(what, sizeof what, "yaml: unknown anchor '%s' referenced", n->anchor);
+                    rc = yerr(y, n->line, n->col, what, err, errlen);
+                    free_node(n);
+                    n = NULL;
+                    y->skip = true;
+                    end_document(y);
+                }
+            }
+            break;
+        case YAML_SCALAR_EVENT:
+            if (y->skip) break;
+            n = new_node(N_SCALAR, &e);
+            if (n) {
+                n->s = malloc(e.data.scalar.length + 1);
+                if (n->s) memcpy(n->s, e.data.scalar.value, e.data.scalar.length + 1);
+                n->len = e.data.scalar.length;
+                n->plain = e.data.scalar.plain_implicit;
+                if (e.data.scalar.tag) n->tag = strdup((const char *)e.data.scalar.tag);
+                if (e.data.scalar.anchor && !add_anchor(y, (const char *)e.data.scalar.anchor, n))
+                    rc = yerr(y, n->line, n->col, "out of memory", err, errlen);
+            }
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (y->skip) break;
+            if (y->depth >= MAX_DEPTH) {
+                rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
+                          "nesting deeper than 512 levels", err, errlen);
+                end_document(y);
+                y->skip = true;
+                break;
+            }
+            {
+                bool seq = e.type == YAML_SEQUENCE_START_EVENT;
+                struct node *c = new_node(seq ? N_SEQ : N_MAP, &e);
+                if (!c) break;
+                const yaml_char_t *anchor = seq ? e.data.sequence_start.anchor
+                                                : e.data.mapping_start.anchor;
+                const yaml_char_t *tag = seq ? e.data.sequence_start.tag : e.data.mapping_start.tag;
+                if (tag) c->tag = strdup((const char *)tag);
+                /* the List's items, straight under a top-level mapping's "items" key */
+                if (seq && y->depth == 1 && y->stack[0]->kind == N_MAP && y->stack[0]->n % 2 == 1 &&
+                    is_items_key(deref(y->stack[0]->kids[y->stack[0]->n - 1])) && !anchor)
+                    c->streamed = true;
+                if (anchor && !add_anchor(y, (const char *)anchor, c)) {
+                    rc = yerr(y, c->line, c->col, "out of memory", err, errlen);
+                }
+                y->stack[y->depth++] = c;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            if (y->skip) break;
+            n = y->stack[--y->depth];
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&e);
+        if (rc) return rc;
+        if (!n) continue;
+        /* n is complete: attach it to its parent, or yield it */
+        if (y->depth == 0) {
+            if (n->kind == N_SCALAR && n->plain && n->len == 0 && !n->tag && !n->anchored) {
+                free_node(n); /* an empty document */
+                continue;
+            }
+            /* a List whose items were streamed: nothing left to yield */
+            bool was_list = false;
+            for (size_t i = 1; i < n->n; i += 2)
+                if (n->kids[i]->kind == N_SEQ && n->kids[i]->streamed) was_list = true;
+            if (was_list) {
+                if (!n->anchored) free_node(n);
+                end_document(y);
+                continue;
+            }
+            y->root = n;
+            continue;
+        }
+        struct node *p = y->stack[y->depth - 1];
+        if (p->streamed) {
+            long i = y->item++;
+            int s = emit(y, n, i, out, d, err, errlen);
+            if (!n->anchored) free_node(n);
+            return s;
+        }
+        if (!add_kid(p, n)) return yerr(y, n->line, n->col, "out of memory", err, errlen);
+    }
+}
+
+char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t *len, char *err,
+                      size_t errlen) {
+    jg_yaml_stream *y = jg_yaml_stream_open(-1, text, n, source);
+    if (!y) {
+        snprintf(err, errlen, "%s: out of memory", source);
+        return NULL;
+    }
+    jg_buf out = JG_BUF_INIT;
+    struct jg_doc d;
+    char *res = NULL;
+    int s = jg_yaml_stream_next(y, &out, &d, err, errlen);
+    if (s == 0) {
+        snprintf(err, errlen, "%s: no document (the file is empty or holds only comments)", source);
+    } else if (s > 0) {
+        if (d.item >= 0) {
+            snprintf(err, errlen, "%s:%u: a List (a top-level \"items\" sequence), expected one object",
+                     source, d.line);
+        } else {
+            unsigned line = d.line;
+            jg_buf keep = JG_BUF_INIT;
+            jg_buf_put(&keep, d.json, d.len);
+            s = jg_yaml_stream_next(y, &out, &d, err, errlen);
+            if (s > 0)
+                snprintf(err, errlen, "%s:%u: a second document (only one is read; the first is at line %u)",
+                         source, d.line, line);
+            else if (s == 0 && !keep.oom) {
+                res = keep.data ? keep.data : strdup("");
+                *len = keep.len;
+                keep.data = NULL;
+            }
+            jg_buf_free(&keep);
+        }
+    }
+    jg_buf_free(&out);
+    jg_yaml_stream_close(y);
+    return res;
+}
