@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Regenerates the committed seeds of fuzz_indexes, fuzz_managedby and fuzz_reader from tests/cases.
 
-fuzz_admit needs no generated seeds: run.sh copies tests/cases/*/review.json at run time.
+fuzz_admit (and fuzz_refdecode, which shares its seeds) gets the cases' reviews from run.sh at run
+time; its generated seeds (names starting with 'v-') are the structural pass's vector edges: a quote,
+a backslash run or a multibyte character at every position of a 64-byte block, escape runs crossing
+blocks, and bodies of every length 0-300.
 fuzz_indexes input: int32 LE completions, completed list, '|', failed list.
 fuzz_managedby input: the raw value (every "managedBy" string of the cases' objects, CRD targets'
 paths and nested copies included).
@@ -46,12 +49,42 @@ def objects(review):
             yield o
 
 
-for target in ("fuzz_indexes", "fuzz_managedby", "fuzz_reader"):
+for target in ("fuzz_indexes", "fuzz_managedby", "fuzz_admit", "fuzz_reader"):
     d = os.path.join(here, "seeds", target)
     if os.path.isdir(d):
         for n in os.listdir(d):
-            if n.startswith("c-"):
+            if n.startswith("c-") or n.startswith("v-"):
                 os.remove(os.path.join(d, n))
+
+
+def write_vector(data):
+    d = os.path.join(here, "seeds", "fuzz_admit")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "v-" + hashlib.sha1(data).hexdigest()[:16]), "wb") as f:
+        f.write(data)
+
+
+# A small Job status update; NAME is replaced by a string whose special bytes land at a chosen
+# offset of the body, so that every position of a 64-byte block is covered.
+VECTOR_BASE = (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u",'
+               b'"kind":{"group":"batch","version":"v1","kind":"Job"},"resource":{"group":"batch",'
+               b'"version":"v1","resource":"jobs"},"subResource":"status","name":"j","namespace":"d",'
+               b'"operation":"UPDATE","userInfo":{"username":"NAME"},"object":{"apiVersion":"batch/v1",'
+               b'"kind":"Job","metadata":{"name":"j"},"spec":{"managedBy":"example.com/x"},'
+               b'"status":{"active":1}},"oldObject":{"apiVersion":"batch/v1","kind":"Job",'
+               b'"metadata":{"name":"j"},"spec":{"managedBy":"example.com/x"},"status":{}}}}')
+at = VECTOR_BASE.index(b"NAME")
+for middle in (b'\\"', b"\\\\", b"\\u00e9", b"\\ud83d\\ude00",
+               "\u00e9\u20ac\U0001F600".encode("utf-8")):
+    for pos in range(64):
+        pad = (pos - at) % 64
+        write_vector(VECTOR_BASE.replace(b"NAME", b"a" * pad + middle))
+for run in range(1, 9):  # escape runs crossing a block boundary, odd and even
+    for pos in range(56, 64):
+        pad = (pos - at) % 64
+        write_vector(VECTOR_BASE.replace(b"NAME", b"a" * pad + b"\\" * run + b"n"))
+for n in range(301):  # every length 0-300: prefixes of the body
+    write_vector(VECTOR_BASE[:n])
 
 for case in sorted(os.listdir(cases)):
     p = os.path.join(cases, case, "review.json")

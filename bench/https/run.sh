@@ -8,8 +8,8 @@
 #                  `return 200` of the same fixed answer), same certificate, TLS 1.2/1.3,
 #                  keep-alive, all pinned to core 0, wrk -t1 on core 1, in PAIRS rounds of
 #                  DURATION s per server (order rotating each round), at 4 and 64 connections,
-#                  with a 3.9 KB jobs/status review and a 12.5 KB one (managedFields + pod
-#                  template). Prints per round and medians: req/s, p50/p99, the ratios
+#                  with a 3.9 KB jobs/status review, a 12.5 KB one (managedFields + pod
+#                  template) and the whole 16.7 KB one (also the last-applied annotation). Prints per round and medians: req/s, p50/p99, the ratios
 #                  jobguard/bare and jobguard/nginx (throughput) and jobguard/bare (p99); then
 #                  jobguard's RSS idle, under load and with 1,000 open idle TLS connections;
 #                  checks verdicts and the targets.
@@ -109,7 +109,9 @@ cp "$ROOT/tests/cases/r-status-update-small/review.json" "$B4"
 jq -c 'del(.request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
            .request.oldObject.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"])' \
 	"$ROOT/tests/cases/r-status-update-realistic/review.json" | tr -d '\n' >"$B12"
-echo "# bodies: 4k = $(wc -c <"$B4") bytes (r-status-update-small), 12k = $(wc -c <"$B12") bytes (r-status-update-realistic minus last-applied annotation)"
+B17=$P/body-17k.json # the whole realistic review: what kube-apiserver sends for a stored Job
+cp "$ROOT/tests/cases/r-status-update-realistic/review.json" "$B17"
+echo "# bodies: 4k = $(wc -c <"$B4") bytes (r-status-update-small), 12k = $(wc -c <"$B12") bytes (r-status-update-realistic minus last-applied annotation), 17k = $(wc -c <"$B17") bytes (r-status-update-realistic)"
 
 # free_port (random free loopback port in 20000-39999) comes from the end-to-end test helpers;
 # the functions defined below (metric, ...) take precedence over lib.sh's namesakes.
@@ -297,7 +299,7 @@ if [[ $DO_TABLE == 1 ]]; then
 	start_nginx
 	RSS_FRESH=$(rss "$JG_PID")
 	# correctness: both bodies allowed, uid echoed; the bare transport and nginx answer 200
-	for b in "$B4" "$B12"; do
+	for b in "$B4" "$B12" "$B17"; do
 		want="200 true $(jq -r .request.uid "$b")"
 		got=$(post_check "$JPORT" "$b")
 		[[ $got == "$want" ]]
@@ -318,7 +320,7 @@ if [[ $DO_TABLE == 1 ]]; then
 	declare -A PORT_OF=([jobguard]=$JPORT [bare]=$BPORT [nginx]=$NPORT)
 	ORDERS=("jobguard bare nginx" "nginx jobguard bare" "bare nginx jobguard")
 	: >"$P/table.tsv"
-	for body in 4k 12k; do
+	for body in 4k 12k 17k; do
 		bf=$P/body-$body.json
 		for conns in 4 64; do
 			for srv in jobguard bare nginx; do wrk_run "${PORT_OF[$srv]}" "$bf" "$conns" 1 >/dev/null; done # warm-up
@@ -398,7 +400,7 @@ PY
 			echo "target $( (($? == 0)) && echo met || echo MISSED): p99 <= 1 ms at 4 connections, 4 KB body: $p99 ms (bare transport: $bp99 ms)"
 		fi
 	done <"$P/table.tsv.med"
-	for b in "$B4" "$B12"; do
+	for b in "$B4" "$B12" "$B17"; do
 		want="200 true $(jq -r .request.uid "$b")"
 		got=$(post_check "$JPORT" "$b")
 		[[ $got == "$want" ]]
@@ -529,7 +531,7 @@ if [[ $DO_CG == 1 ]]; then
 		awk -v a="${IR[$N1]}" -v b="${IR[$N2]}" -v n1="$N1" -v n2="$N2" -v l="$label" 'BEGIN {
 			printf "%s: Ir(%d) = %d, Ir(%d) = %d -> %.0f Ir/request\n", l, n1, a, n2, b, (b - a) / (n2 - n1) }' | tee -a "$P/cg.sum"
 	}
-	for body in 4k 12k; do
+	for body in 4k 12k 17k; do
 		cg_server "end to end, $body body" "$P/body-$body.json" jobguard
 	done
 	# (a') the bare transport the same way, 4 KB body: what libmicrohttpd + GnuTLS cost alone
@@ -537,7 +539,7 @@ if [[ $DO_CG == 1 ]]; then
 	cg_server "bare transport, 4k body" "$B4" bare
 	# (b) the engine alone: decode + validate + encode in-process (bench_engine), same method.
 	E1=${CG_E1:-1000} E2=${CG_E2:-5000}
-	for body in 4k 12k; do
+	for body in 4k 12k 17k; do
 		bf=$P/body-$body.json
 		valgrind --tool=callgrind --callgrind-out-file="$P/cg.eng.$body.$E1" "$BENCH_ENGINE" -n "$E1" "$bf" >/dev/null 2>&1
 		valgrind --tool=callgrind --callgrind-out-file="$P/cg.eng.$body.$E2" "$BENCH_ENGINE" -n "$E2" "$bf" >/dev/null 2>&1

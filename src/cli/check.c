@@ -146,6 +146,11 @@ static void decide(struct run *r, const char *body, size_t len, const char *wher
                          " (this is a %.*s, not an AdmissionReview: check raw objects with "
                          "--new)",
                          (int)(meta.kind.s.n > 64 ? 64 : meta.kind.s.n), meta.kind.s.p);
+            else if (!meta.kind.set && o.message.data &&
+                     strcmp(o.message.data, "request: required") == 0)
+                snprintf(hint, sizeof hint,
+                         " (this has neither kind nor request: an object is checked with --new, "
+                         "and --kind KIND[.GROUP] names its kind)");
             jg_review_free(&rv);
         }
         if (!r->explain || hint[0])

@@ -308,7 +308,7 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
     jg_decode_error env;
     if (!r->api.set || !r->kind.set) {
         /* with the review's owner: an escaped apiVersion or kind is unescaped into it */
-        struct scanner sc = {body, body, body + len, 0, d, &env, "AdmissionReview"};
+        struct scanner sc = {body, body, body + len, 0, d, &env, "AdmissionReview", NULL};
         struct agg a;
         ws(&sc);
         if (*sc.p == '{' && scan_enter(&sc, &a) == JG_DECODE_OK) {
@@ -336,6 +336,9 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
     return st;
 }
 
+static status_t decode_review(struct scanner *scp, const struct jg_policy *policy,
+                              jg_review *out);
+
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
                                        jg_decode_error *err) {
     return jg_decode_review_policy(body, len, NULL, out, err);
@@ -352,7 +355,23 @@ enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
     if (len > JG_MAX_BODY_BYTES)
         return scan_fail(err, "request body is %zu bytes, over the %u-byte limit", len,
                     JG_MAX_BODY_BYTES);
-    struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview"};
+    /* a valid body is indexed, and the readers skip what they do not read by the index; an
+     * invalid one is read by the byte scanner alone, which finds the error and words it */
+    struct sindex ix;
+    bool indexed = sindex_build(&ix, body, len, scan_level_for(len));
+    struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview", indexed ? &ix : NULL};
+    status_t st = decode_review(&sc, policy, out);
+    if (indexed) sindex_free(&ix);
+    return st;
+}
+
+static status_t decode_review(struct scanner *scp, const struct jg_policy *policy,
+                              jg_review *out) {
+    struct scanner sc = *scp;
+    const char *body = sc.start;
+    size_t len = (size_t)(sc.end - sc.start);
+    jg_decode_error *err = sc.err;
+    struct decoded *d = sc.d;
     struct review_ctx r = {0};
     r.req.q = &out->req;
     r.req.policy = policy;
@@ -468,15 +487,19 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
 static status_t rd_raw(const char *json, size_t len, const char *what, struct jg_request *q,
                        const struct jg_decode_objects_opts *o, struct jg_job *job, jg_str *ns,
                        struct decoded *d, jg_decode_error *err) {
-    TRY(scan_validate(json, len, what, err));
-    struct scanner sc = {json, json, json + len, 0, d, err, what};
+    struct sindex ix;
+    if (!sindex_build(&ix, json, len, scan_level_for(len)))
+        TRY(scan_validate(json, len, what, err));
+    else
+        sindex_free(&ix); /* the CLI's path: validated, not skipped by the index */
+    struct scanner sc = {json, json, json + len, 0, d, err, what, NULL};
     ws(&sc);
     if (*sc.p != '{') return scan_fail(err, "%s: must be a JSON object, got %s", what, rd_type_name(&sc));
     /* the new object decides what to read (the old one is read the same way) */
     if (ns) TRY(raw_route(sc, o, q, err));
     TRY(rd_job(&sc, what, q->target, q->row, job));
     if (ns) { /* metadata.namespace, for the outcome */
-        struct scanner m = {json, json, json + len, 0, d, err, what};
+        struct scanner m = {json, json, json + len, 0, d, err, what, NULL};
         ws(&m);
         struct agg a, b;
         TRY(scan_enter(&m, &a));

@@ -373,6 +373,15 @@ status_t scan_arr_next(struct scanner *sc, struct agg *a, int *more) {
 status_t scan_skip(struct scanner *sc) {
     ws(sc);
     if (sc->p >= sc->end) return scan_syntax(sc, "value expected");
+    if (sc->ix) { /* validated already: containers and strings are skipped by the index */
+        const char *to = *sc->p == '"'                    ? sindex_string_end(sc->ix, sc->p)
+                         : *sc->p == '{' || *sc->p == '[' ? sindex_close(sc->ix, sc->p)
+                                                          : NULL;
+        if (to) {
+            sc->p = to + 1;
+            return JG_DECODE_OK;
+        }
+    }
     struct agg a;
     int more = 0;
     switch (*sc->p) {
@@ -411,7 +420,17 @@ status_t scan_skip(struct scanner *sc) {
 /* Whether the whole input is one valid JSON value (used to give syntax errors precedence). */
 status_t scan_validate(const char *body, size_t len, const char *what,
                                   jg_decode_error *err) {
-    struct scanner sc = {body, body, body + len, 0, NULL, err, what};
+    return scan_validate_at(body, len, what, err, scan_level_for(len));
+}
+
+status_t scan_validate_at(const char *body, size_t len, const char *what, jg_decode_error *err,
+                          enum scan_level level) {
+    struct sindex ix;
+    if (sindex_build(&ix, body, len, level)) {
+        sindex_free(&ix);
+        return JG_DECODE_OK;
+    }
+    struct scanner sc = {body, body, body + len, 0, NULL, err, what, NULL};
     ws(&sc);
     if (sc.p >= sc.end) return scan_fail(err, "%s: empty input", what);
     TRY(scan_skip(&sc));

@@ -6,6 +6,7 @@
  * to read and let the scanner validate and skip the rest without allocating. Internal to
  * src/engine/decode/. */
 #include "jobguard/decode.h"
+#include "index.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@ struct scanner {
     struct decoded *d; /* owner of unescaped strings; NULL when only validating */
     jg_decode_error *err;
     const char *what; /* names the input in syntax errors */
+    struct sindex *ix; /* the body's structural index (index.h): valid, skip by it; or NULL */
 };
 
 #define TRY(x)                                                                                     \
@@ -98,7 +100,11 @@ status_t scan_arr_next(struct scanner *sc, struct agg *a, int *more);
 /* Validates and skips one value. Recursion is bounded by MAX_DEPTH. */
 status_t scan_skip(struct scanner *sc);
 
-/* Whether the whole input is one valid JSON value (gives syntax errors precedence). */
+/* Whether the whole input is one valid JSON value (gives syntax errors precedence): the
+ * structural pass (index.h) at the level in force, the byte scanner when it does not say valid. */
 status_t scan_validate(const char *body, size_t len, const char *what, jg_decode_error *err);
+/* The same at a given level (SCAN_SCALAR: the byte scanner alone); for tests. */
+status_t scan_validate_at(const char *body, size_t len, const char *what, jg_decode_error *err,
+                          enum scan_level level);
 
 #endif
