@@ -626,8 +626,9 @@ static int cmp_member(const void *a, const void *b) {
 /* The members pushed since base, sorted by key with the last of each key kept. Returns how many
  * are left (at y->mem[base...]). */
 static size_t finish_members(jg_yaml_stream *y, size_t base) {
-    struct member *m = y->mem + base;
     size_t n = y->nmem - base, i = 1;
+    if (n == 0) return 0; /* y->mem may be NULL ({} or `<<: []` before any member) */
+    struct member *m = y->mem + base;
     while (i < n && cmp_key(&m[i - 1], &m[i]) < 0) /* in order, no duplicates: done */
         i++;
     if (i >= n) return n;

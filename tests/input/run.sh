@@ -86,6 +86,9 @@ same 'json: a 3 MB List across reads' '1000 0 999' \
 same 'yaml: a List across reads' '1000 999' "$(printf '%s' "$big" | sed '1s/^/# yaml\n/' |
 	"$jg" convert - | jq -s -r '"\(length) \(.[-1].i)"')"
 
+# A merge of an empty list, alone: an empty object (found by fuzz_reader: UBSan, NULL + 0).
+same 'yaml: a merge of an empty list' '{}' "$(printf '<<: []\n' | "$jg" convert - 2>&1)"
+
 # Reads that end at every byte of a List's header, elements and tail (a pipe fed piece by piece,
 # each read(2) ending where a piece ends: straddle.py): JSON items exactly as json.loads reads
 # them; YAML exactly as when the same text is read whole.
