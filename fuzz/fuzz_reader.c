@@ -8,7 +8,8 @@
  *    0, 1, 2... ;
  *  - YAML (the first byte after white space is not '{' or '['): every document is JSON jansson
  *    reads (integers as reals: kubectl writes 1e20 as 100000000000000000000, past jansson's
- *    int64), with no duplicate keys (the conversion keeps the last one);
+ *    int64; a key holding "\u0000", which jansson cannot hold, is let through), with no duplicate
+ *    keys (the conversion keeps the last one);
  *  - JSON, differential: when jansson reads the input as a sequence of objects and arrays (no
  *    duplicate keys, no NUL byte: both ambiguous, see below), the reader yields, for each value,
  *    the elements of its "items" array when it is an object that has one (kubectl's List rule),
@@ -118,9 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             json_t *v = json_loadb(d.json, d.len,
                                    JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
                                        JSON_DECODE_INT_AS_REAL, &e);
-            if (!v) fprintf(stderr, "YAML document not read by jansson: %s: %.*s\n", e.text,
-                            (int)(d.len > 300 ? 300 : d.len), d.json);
-            CHECK(v != NULL);
+            /* jansson cannot hold a key with a NUL (valid JSON: "\u0000") */
+            bool nul_key = !v && strstr(e.text, "NUL byte in object key") != NULL;
+            if (!v && !nul_key)
+                fprintf(stderr, "YAML document not read by jansson: %s: %.*s\n", e.text,
+                        (int)(d.len > 300 ? 300 : d.len), d.json);
+            CHECK(v != NULL || nul_key);
             json_decref(v);
         } else if (want) {
             CHECK(got < json_array_size(want));
