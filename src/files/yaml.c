@@ -360,8 +360,6 @@ static bool resolve_number(const char *s, size_t n, char c0, struct resolved *r)
     return true;
 }
 
-/* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
-
 /* A scalar quoted in a one-line message: at most 200 bytes, control bytes escaped (\n, \t,
  * \xNN), "..." when cut. */
 static void show_scalar(const char *s, size_t n, char *out, size_t cap) {
@@ -379,6 +377,7 @@ static void show_scalar(const char *s, size_t n, char *out, size_t cap) {
     if (n > 200 && o + 4 < cap) memcpy(out + o, "...", 4);
 }
 
+/* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
 static struct resolved resolve_text(const char *s, size_t n, const char *tag, char *err,
                                     size_t errlen) {
     struct resolved r = {.kind = R_STR};
@@ -876,24 +875,9 @@ static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
 
 /* ------------------------------------------------------------------ events */
 
-/* The error, one line: control bytes of the input quoted in `what` (a scalar's text, a tag) are
- * written \n, \t or \xNN. */
 static int yerr(jg_yaml_stream *y, unsigned line, unsigned col, const char *what, char *err,
                 size_t errlen) {
-    char one[4 * 512 + 1];
-    size_t o = 0;
-    for (const unsigned char *r = (const unsigned char *)what; *r && o + 5 < sizeof one; r++) {
-        if (*r == '\n' || *r == '\t') {
-            one[o++] = '\\';
-            one[o++] = *r == '\n' ? 'n' : 't';
-        } else if (*r < 0x20 || *r == 0x7f) {
-            o += (size_t)snprintf(one + o, sizeof one - o, "\\x%02x", *r);
-        } else {
-            one[o++] = (char)*r;
-        }
-    }
-    one[o] = '\0';
-    snprintf(err, errlen, "%s:%u:%u: %s", y->source, line, col, one);
+    snprintf(err, errlen, "%s:%u:%u: %s", y->source, line, col, what);
     return -1;
 }
 
