@@ -1,15 +1,19 @@
 /* decode/index: the structural pass (index.h). One pass over the body, 64 bytes at a time:
  *   1. classify: bit masks of quotes, backslashes, whitespace, structural characters ({}[]:,) and
- *      control bytes (SSE2 or AVX2 compares and movemask; a table per byte elsewhere);
+ *      control bytes (SSE2 or AVX2 compares and movemask; a table per byte elsewhere), and
+ *      whether the block has a byte >= 0x80;
  *   2. escapes: the characters escaped by an odd run of backslashes (carried across blocks), so
  *      that the unescaped quotes are known; each escape in a string is checked where it is;
- *   3. the in-string mask: prefix-xor of the unescaped quotes (carried across blocks); a control
- *      byte in it is an error;
+ *   3. the in-string mask: prefix-xor of the unescaped quotes (carried across blocks; one
+ *      carry-less multiply under AVX2); a control byte in it is an error;
  *   4. indexed positions: structural characters outside strings, opening quotes and the first byte
- *      of every literal or number; the grammar is checked once per indexed position (a state and
- *      a stack of open brackets), literals and numbers are checked where they start;
- *   5. UTF-8 over the whole body: the lookup-table method (Keiser and Lemire) 32 bytes at a time
- *      under AVX2, else an ASCII test 16 or 8 bytes at a time and the scalar decoder on the rest.
+ *      of every literal or number; the grammar is checked once per indexed position by one load
+ *      from a table indexed by state and byte (quotes, colons and commas, most positions, need
+ *      nothing else; brackets use a stack of open brackets, literals and numbers are checked
+ *      where they start);
+ *   5. UTF-8 from the first block with a byte >= 0x80 (nothing for an ASCII body): the
+ *      lookup-table method (Keiser and Lemire) 32 bytes at a time under AVX2, else an ASCII test
+ *      16 or 8 bytes at a time and the scalar decoder on the rest.
  * Non-ASCII or any other byte outside strings is part of a literal or number and fails there. */
 #include "index.h"
 
@@ -75,6 +79,7 @@ enum scan_level scan_level_for(size_t len) {
 
 struct blockbits {
     uint64_t quote, bslash, ws, op, ctrl;
+    bool high; /* a byte >= 0x80 (UTF-8 is validated from the first block that has one) */
 };
 
 /* Bit i of the result is the xor of bits 0..i of x: 1 from an opening quote up to (not
@@ -163,6 +168,7 @@ struct grammar {
     unsigned state;
     int depth;
     size_t u_done; /* position of the 'u' of a low surrogate already checked with its pair */
+    size_t high_from; /* the first block with a byte >= 0x80 (SIZE_MAX: none) */
     uint32_t stack[JG_MAX_JSON_DEPTH + 1]; /* open index << 4 | the state after the value */
 };
 
@@ -336,7 +342,13 @@ static inline void classify_portable(const unsigned char *p, struct blockbits *m
         op |= (c >> 3 & 1) << i;
         ct |= (c >> 4 & 1) << i;
     }
-    *m = (struct blockbits){q, bs, ws, op, ct};
+    uint64_t h = 0;
+    for (int i = 0; i < 64; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        h |= v;
+    }
+    *m = (struct blockbits){q, bs, ws, op, ct, (h & 0x8080808080808080ULL) != 0};
 }
 
 #if HAVE_X86
@@ -347,8 +359,10 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
                   open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
                   colon = _mm_set1_epi8(':'), comma = _mm_set1_epi8(',');
     *m = (struct blockbits){0};
+    __m128i all = _mm_setzero_si128();
     for (int k = 0; k < 4; k++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        all = _mm_or_si128(all, v);
         __m128i l = _mm_or_si128(v, lower); /* '[' -> '{', ']' -> '}' */
         __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, tab)),
                                   _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)));
@@ -364,6 +378,7 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
                        _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl))
                    << sh;
     }
+    m->high = _mm_movemask_epi8(all) != 0;
 }
 
 #define AVX2 __attribute__((target("avx2")))
@@ -400,6 +415,7 @@ AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *
     __m256i c0 = _mm256_cmpeq_epi8(_mm256_max_epu8(v0, ctrl), ctrl),
             c1 = _mm256_cmpeq_epi8(_mm256_max_epu8(v1, ctrl), ctrl), c = _mm256_or_si256(c0, c1);
     m->ctrl = _mm256_testz_si256(c, c) ? 0 : mask64(c0, c1);
+    m->high = _mm256_movemask_epi8(_mm256_or_si256(v0, v1)) != 0;
 }
 #endif
 
@@ -630,7 +646,6 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
     memset(ix, 0, sizeof *ix);
     level = scan_level_supported(level);
     if (level == SCAN_SCALAR || len == 0 || len > UINT32_MAX / 2) return false;
-    if (!sindex_utf8_valid(body, len, level)) return false;
     ix->body = body;
     ix->len = len;
     ix->cap_open = len / 16 + 16;
@@ -644,6 +659,7 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
         g->state = S_VROOT << 8;
         g->depth = 0;
         g->u_done = SIZE_MAX;
+        g->high_from = SIZE_MAX;
         g->stack[0] = 0;
         switch (level) {
 #if HAVE_X86
@@ -658,6 +674,9 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
             ok = pass_portable(ix, g);
         }
         ok = ok && g->state == S_DONE << 8;
+        /* UTF-8 from the first block with a byte >= 0x80: everything before it is ASCII */
+        ok = ok && (g->high_from >= len ||
+                    sindex_utf8_valid(body + g->high_from, len - g->high_from, level));
     }
     if (!ok) sindex_free(ix);
     return ok;

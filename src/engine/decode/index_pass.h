@@ -23,6 +23,7 @@ PASS_TARGET static bool PASS_NAME(struct sindex *ix, struct grammar *g) {
         }
         struct blockbits m;
         CLASSIFY(blk, &m);
+        if (m.high && g->high_from == SIZE_MAX) g->high_from = base;
         uint64_t escaped = m.bslash | odd_carry ? escaped_bits(m.bslash, &odd_carry) : 0;
         uint64_t q = m.quote & ~escaped;
         uint64_t inside = PREFIX_XOR(q) ^ in_carry; /* opening quote and contents */
