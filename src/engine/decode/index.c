@@ -35,7 +35,8 @@
 #if HAVE_X86
 static bool cpu_has_avx2(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+           __builtin_cpu_supports("bmi");
 }
 #endif
 
@@ -443,7 +444,7 @@ AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *
 #undef PREFIX_XOR
 
 #define PASS_NAME pass_avx2
-#define PASS_TARGET __attribute__((target("avx2,pclmul")))
+#define PASS_TARGET __attribute__((target("avx2,pclmul,bmi")))
 #define CLASSIFY classify_avx2
 #define PREFIX_XOR prefix_xor_clmul
 #include "index_pass.h"

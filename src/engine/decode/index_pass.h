@@ -40,13 +40,11 @@ PASS_TARGET static bool PASS_NAME(struct sindex *ix, struct grammar *g) {
         uint64_t s = (m.op & outside) | (q & inside) | (scalar & ~(scalar << 1 | scalar_carry));
         scalar_carry = scalar >> 63;
         while (s) { /* the grammar: one table lookup per indexed position */
-            size_t r = (size_t)__builtin_ctzll(s);
+            size_t r = (unsigned)__builtin_ctzll(s);
             s &= s - 1;
-            unsigned t = trans[state + blk[r]];
-            if (__builtin_expect(t < T_SLOW, 1)) { /* '"', ':', ',': most positions */
-                state = t;
-                continue;
-            }
+            state = trans[state + blk[r]];
+            if (__builtin_expect(state < T_SLOW, 1)) continue; /* '"', ':', ',': most positions */
+            unsigned t = state;
             size_t pos = base + r;
             if (t == T_CLOSE) {
                 uint32_t top = stack[depth--];
