@@ -116,6 +116,8 @@ status_t rd_object(struct scanner *sc, const char *path, const char *key, struct
  * apart by their first byte without measuring them (a key may hold a NUL from \u0000: it never
  * matches, since no name has one). */
 static inline bool key_is(jg_str key, const char *nm) {
+    if (key.n == 0) return nm[0] == '\0';
+    if (nm[0] != key.p[0]) return false; /* most names */
     size_t j = 0;
     while (j < key.n && nm[j] != '\0' && nm[j] == key.p[j])
         j++;
