@@ -239,6 +239,24 @@ static const char *short_tag(const char *tag, char *buf, size_t n) {
 }
 
 /* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
+
+/* A scalar quoted in a one-line message: at most 200 bytes, control bytes escaped (\n, \t,
+ * \xNN), "..." when cut. */
+static void show_scalar(const char *s, size_t n, char *out, size_t cap) {
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < 200 && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n' || c == '\t' || c == '\r')
+            o += (size_t)snprintf(out + o, cap - o, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+        else if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o] = '\0';
+    if (n > 200 && o + 4 < cap) memcpy(out + o, "...", 4);
+}
+
 static struct resolved resolve_text(const char *s, size_t n, const char *tag, char *err,
                                     size_t errlen) {
     struct resolved r = {.kind = R_STR};
@@ -292,8 +310,9 @@ static struct resolved resolve_text(const char *s, size_t n, const char *tag, ch
         double f = r.kind == R_INT ? (double)r.i : (double)r.u;
         return (struct resolved){.kind = R_FLOAT, .f = f};
     }
-    snprintf(err, errlen, "yaml: cannot decode %s `%.*s` as a %s", got, (int)(n > 200 ? 200 : n),
-             s, tag);
+    char shown[200 * 4 + 4];
+    show_scalar(s, n, shown, sizeof shown);
+    snprintf(err, errlen, "yaml: cannot decode %s `%s` as a %s", got, shown, tag);
     return (struct resolved){.kind = R_ERROR};
 }
 
