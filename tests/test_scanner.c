@@ -155,6 +155,25 @@ START_TEST(utf8_split_across_blocks) {
 }
 END_TEST
 
+/* UTF-8 is validated from the first block with a byte >= 0x80: a valid sequence early and an
+ * invalid one blocks later, or ASCII blocks then an invalid one, at every offset of a block. */
+START_TEST(utf8_after_ascii_blocks) {
+    char buf[600];
+    static const char *const bad[] = {"\xc3", "\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++)
+        for (int pad = 0; pad < 64; pad++) {
+            int n = snprintf(buf, sizeof buf, "[\"\xc3\xa9\",\"%*s%s\",\"%*s\xe2\x82\xac\"]",
+                             130 + pad, "", bad[b], 200, "");
+            same(buf, (size_t)n);
+            n = snprintf(buf, sizeof buf, "[\"%*s%s\"]", 190 + pad, "", bad[b]);
+            same(buf, (size_t)n);
+            n = snprintf(buf, sizeof buf, "[\"%*s\xc3\xa9\",\"%*s\xe2\x82\xac\"]", 190 + pad,
+                         "", 100, "");
+            same(buf, (size_t)n);
+        }
+}
+END_TEST
+
 START_TEST(controls_and_bytes_outside_strings) {
     for (int c = 1; c < 256; c++) {
         char mid[2] = {(char)c, 0};
@@ -291,6 +310,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, quotes_and_backslashes_at_every_position);
     tcase_add_test(tc, escape_runs_across_blocks);
     tcase_add_test(tc, utf8_split_across_blocks);
+    tcase_add_test(tc, utf8_after_ascii_blocks);
     tcase_add_test(tc, controls_and_bytes_outside_strings);
     tcase_add_test(tc, every_length_0_to_300);
     tcase_add_test(tc, every_byte_replaced);

@@ -164,7 +164,7 @@ matchExpressions:
 {{- end }}
 {{- end }}
 
-{{- /* Built-in CRD targets (issue 10 §1; src/engine/targets.c): kind, group, served versions, plural, managedBy path,
+{{- /* Built-in CRD targets (src/engine/targets.c): kind, group, served versions, plural, managedBy path,
 reserved values and nested paths, as jobguard's rows (`jobguard policy show`; tests/chart/rows.mjs checks
 that they agree). The status webhook filters on the path whose value jobguard binds status writers to;
 the kind's CREATE/UPDATE webhook on that path and every nested one. mpijob is both built-in MPIJob rows

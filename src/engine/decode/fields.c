@@ -112,10 +112,22 @@ status_t rd_object(struct scanner *sc, const char *path, const char *key, struct
 
 /* Index of `key` in `names`, or -1. A repeat of a key the decoder reads is refused: a
  * parser-differential guard (Go keeps the last, other tools the first). */
+/* Whether key is the name nm: compared byte by byte up to nm's end, so that most names are told
+ * apart by their first byte without measuring them (a key may hold a NUL from \u0000: it never
+ * matches, since no name has one). */
+static inline bool key_is(jg_str key, const char *nm) {
+    if (key.n == 0) return nm[0] == '\0';
+    if (nm[0] != key.p[0]) return false; /* most names */
+    size_t j = 0;
+    while (j < key.n && nm[j] != '\0' && nm[j] == key.p[j])
+        j++;
+    return j == key.n && nm[j] == '\0';
+}
+
 static int known(struct scanner *sc, jg_str key, const char *const *names, int n, uint32_t *seen,
                  status_t *st) {
     for (int i = 0; i < n; i++) {
-        if (!jg_str_eq_lit(key, names[i])) continue;
+        if (!key_is(key, names[i])) continue;
         if (*seen & (1u << i)) {
             *st = scan_syntax(sc, "duplicate object key");
             return -1;

@@ -1,15 +1,19 @@
 /* decode/index: the structural pass (index.h). One pass over the body, 64 bytes at a time:
  *   1. classify: bit masks of quotes, backslashes, whitespace, structural characters ({}[]:,) and
- *      control bytes (SSE2 or AVX2 compares and movemask; a table per byte elsewhere);
+ *      control bytes (SSE2 or AVX2 compares and movemask; a table per byte elsewhere), and
+ *      whether the block has a byte >= 0x80;
  *   2. escapes: the characters escaped by an odd run of backslashes (carried across blocks), so
  *      that the unescaped quotes are known; each escape in a string is checked where it is;
- *   3. the in-string mask: prefix-xor of the unescaped quotes (carried across blocks); a control
- *      byte in it is an error;
+ *   3. the in-string mask: prefix-xor of the unescaped quotes (carried across blocks; one
+ *      carry-less multiply under AVX2); a control byte in it is an error;
  *   4. indexed positions: structural characters outside strings, opening quotes and the first byte
- *      of every literal or number; the grammar is checked once per indexed position (a state and
- *      a stack of open brackets), literals and numbers are checked where they start;
- *   5. UTF-8 over the whole body: the lookup-table method (Keiser and Lemire) 32 bytes at a time
- *      under AVX2, else an ASCII test 16 or 8 bytes at a time and the scalar decoder on the rest.
+ *      of every literal or number; the grammar is checked once per indexed position by one load
+ *      from a table indexed by state and byte (quotes, colons and commas, most positions, need
+ *      nothing else; brackets use a stack of open brackets, literals and numbers are checked
+ *      where they start);
+ *   5. UTF-8 from the first block with a byte >= 0x80 (nothing for an ASCII body): the
+ *      lookup-table method (Keiser and Lemire) 32 bytes at a time under AVX2, else an ASCII test
+ *      16 or 8 bytes at a time and the scalar decoder on the rest.
  * Non-ASCII or any other byte outside strings is part of a literal or number and fails there. */
 #include "index.h"
 
@@ -31,7 +35,8 @@
 #if HAVE_X86
 static bool cpu_has_avx2(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+           __builtin_cpu_supports("bmi");
 }
 #endif
 
@@ -74,7 +79,8 @@ enum scan_level scan_level_for(size_t len) {
 /* ---- bits ---- */
 
 struct blockbits {
-    uint64_t quote, bslash, ws, op, ctrl, open; /* open: '{' and '[' */
+    uint64_t quote, bslash, ws, op, ctrl;
+    bool high; /* a byte >= 0x80 (UTF-8 is validated from the first block that has one) */
 };
 
 /* Bit i of the result is the xor of bits 0..i of x: 1 from an opening quote up to (not
@@ -88,6 +94,14 @@ static inline uint64_t prefix_xor(uint64_t x) {
     x ^= x << 32;
     return x;
 }
+
+#if HAVE_X86
+/* The same as one carry-less multiply by all ones (every CPU with AVX2 has PCLMULQDQ). */
+__attribute__((target("pclmul,sse2"))) static inline uint64_t prefix_xor_clmul(uint64_t x) {
+    __m128i r = _mm_clmulepi64_si128(_mm_set_epi64x(0, (long long)x), _mm_set1_epi8(-1), 0);
+    return (uint64_t)_mm_cvtsi128_si64(r);
+}
+#endif
 
 /* The bytes escaped by a backslash: those right after an odd-length run of backslashes. Runs
  * are told apart by the parity of their start; adding the run's start to the run carries past
@@ -155,6 +169,7 @@ struct grammar {
     unsigned state;
     int depth;
     size_t u_done; /* position of the 'u' of a low surrogate already checked with its pair */
+    size_t high_from; /* the first block with a byte >= 0x80 (SIZE_MAX: none) */
     uint32_t stack[JG_MAX_JSON_DEPTH + 1]; /* open index << 4 | the state after the value */
 };
 
@@ -256,10 +271,9 @@ static inline bool ends_scalar(unsigned char c) {
     }
 }
 
-/* Grows the index so that `more` openers fit. */
-static bool reserve(struct sindex *ix, size_t more) {
-    if (ix->n_open + more <= ix->cap_open) return true;
-    size_t cap = ix->cap_open * 2 > ix->n_open + more ? ix->cap_open * 2 : ix->n_open + more;
+/* Grows the index when it is full (one more opener must fit). */
+static bool grow(struct sindex *ix) {
+    size_t cap = ix->cap_open * 2;
     uint32_t *o = jg_realloc(ix->open, cap * sizeof *o);
     if (!o) return false;
     ix->open = o;
@@ -270,33 +284,26 @@ static bool reserve(struct sindex *ix, size_t more) {
     return true;
 }
 
-/* A literal or number, or a bracket, at an indexed position of kind k (room for an opener
- * reserved by the caller); nx from next_state. The other kinds are the pass's own (index_pass.h). */
-static bool step_slow(struct grammar *g, struct sindex *ix, size_t pos, unsigned k, unsigned nx,
-                      unsigned *state) {
-    const unsigned char *b = (const unsigned char *)ix->body;
-    if (k == K_SCALAR) {
-        const unsigned char *end = b + ix->len, *e = scalar_end(b + pos, end);
-        if (!e || (e < end && !ends_scalar(*e))) return false;
-        *state = nx;
-        return true;
-    }
-    if (k <= K_ARR) {
-        if (g->depth >= JG_MAX_JSON_DEPTH) return false;
-        ix->open[ix->n_open] = (uint32_t)pos;
-        g->stack[++g->depth] = (uint32_t)ix->n_open++ << 4 | nx;
-        *state = k == K_OBJ ? S_KEY_OR_CLOSE : S_VARR_OR_CLOSE;
-        return true;
-    }
-    uint32_t top = g->stack[g->depth--];
-    ix->close[top >> 4] = (uint32_t)pos;
-    *state = top & 15;
-    return true;
+
+/* The grammar's table, by state and byte: trans[state << 8 | byte]. An entry below T_SLOW is
+ * the next state << 8 (a quote, colon or comma: most positions). Above: T_SCALAR | the state after
+ * the literal or number; T_OPEN | the state inside the bracket << 4 | the state after its value
+ * (pushed); T_CLOSE (the state is popped); T_ERR refuses the byte there. Built from next_state and
+ * kind_of by init_classes. */
+enum { T_SLOW = 0x1000, T_SCALAR = 0x1000, T_OPEN = 0x2000, T_CLOSE = 0x4000, T_ERR = 0xF000 };
+static uint16_t trans[10 << 8];
+
+/* Whether the literal or number at pos is well formed and ends where a value may end. The other
+ * positions are the pass's own (index_pass.h). */
+static inline bool scalar_ok(const struct sindex *ix, size_t pos) {
+    const unsigned char *b = (const unsigned char *)ix->body, *end = b + ix->len,
+                        *e = scalar_end(b + pos, end);
+    return e && (e == end || ends_scalar(*e));
 }
 
 /* ---- classifiers, one per level ---- */
 
-enum { C_QUOTE = 1, C_BSLASH = 2, C_WS = 4, C_OP = 8, C_CTRL = 16, C_OPEN = 32 };
+enum { C_QUOTE = 1, C_BSLASH = 2, C_WS = 4, C_OP = 8, C_CTRL = 16 };
 static unsigned char byte_class[256];
 
 static void init_classes(void) {
@@ -308,15 +315,26 @@ static void init_classes(void) {
     t['"'] |= C_QUOTE;
     t['\\'] |= C_BSLASH;
     t[' '] |= C_WS, t['\t'] |= C_WS, t['\n'] |= C_WS, t['\r'] |= C_WS;
-    t['{'] |= C_OP | C_OPEN, t['}'] |= C_OP, t['['] |= C_OP | C_OPEN, t[']'] |= C_OP, t[':'] |= C_OP, t[','] |= C_OP;
+    t['{'] |= C_OP, t['}'] |= C_OP, t['['] |= C_OP, t[']'] |= C_OP, t[':'] |= C_OP, t[','] |= C_OP;
     memcpy(byte_class, t, sizeof t); /* every thread writes the same bytes */
     for (int c = 0; c < 256; c++)
         if (!strchr("\":,{[}]", c) || c == 0) kind_of[c] = K_SCALAR;
+    for (unsigned st = 0; st < 10; st++)
+        for (unsigned c = 0; c < 256; c++) {
+            unsigned k = kind_of[c], nx = next_state[st][k], v;
+            if (nx == S_ERR) v = T_ERR;
+            else if (k < K_SCALAR) v = nx << 8;
+            else if (k == K_SCALAR) v = T_SCALAR | nx;
+            else if (k == K_OBJ) v = T_OPEN | S_KEY_OR_CLOSE << 4 | nx;
+            else if (k == K_ARR) v = T_OPEN | S_VARR_OR_CLOSE << 4 | nx;
+            else v = T_CLOSE;
+            trans[st << 8 | c] = (uint16_t)v;
+        }
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
 static inline void classify_portable(const unsigned char *p, struct blockbits *m) {
-    uint64_t q = 0, bs = 0, ws = 0, op = 0, ct = 0, o = 0;
+    uint64_t q = 0, bs = 0, ws = 0, op = 0, ct = 0;
     for (int i = 0; i < 64; i++) {
         uint64_t c = byte_class[p[i]];
         q |= (c & 1) << i;
@@ -324,9 +342,14 @@ static inline void classify_portable(const unsigned char *p, struct blockbits *m
         ws |= (c >> 2 & 1) << i;
         op |= (c >> 3 & 1) << i;
         ct |= (c >> 4 & 1) << i;
-        o |= (c >> 5 & 1) << i;
     }
-    *m = (struct blockbits){q, bs, ws, op, ct, o};
+    uint64_t h = 0;
+    for (int i = 0; i < 64; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        h |= v;
+    }
+    *m = (struct blockbits){q, bs, ws, op, ct, (h & 0x8080808080808080ULL) != 0};
 }
 
 #if HAVE_X86
@@ -337,8 +360,10 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
                   open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
                   colon = _mm_set1_epi8(':'), comma = _mm_set1_epi8(',');
     *m = (struct blockbits){0};
+    __m128i all = _mm_setzero_si128();
     for (int k = 0; k < 4; k++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        all = _mm_or_si128(all, v);
         __m128i l = _mm_or_si128(v, lower); /* '[' -> '{', ']' -> '}' */
         __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, tab)),
                                   _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)));
@@ -346,7 +371,6 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
         __m128i op = _mm_or_si128(_mm_or_si128(ob, _mm_cmpeq_epi8(l, close)),
                                   _mm_or_si128(_mm_cmpeq_epi8(v, colon), _mm_cmpeq_epi8(v, comma)));
         int sh = 16 * k;
-        m->open |= (uint64_t)(unsigned)_mm_movemask_epi8(ob) << sh;
         m->quote |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << sh;
         m->bslash |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) << sh;
         m->ws |= (uint64_t)(unsigned)_mm_movemask_epi8(ws) << sh;
@@ -355,6 +379,7 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
                        _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl))
                    << sh;
     }
+    m->high = _mm_movemask_epi8(all) != 0;
 }
 
 #define AVX2 __attribute__((target("avx2")))
@@ -377,8 +402,7 @@ AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *
     const __m256i wst = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ws_table)),
                   opt = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)op_table));
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'),
-                  ctrl = _mm256_set1_epi8(0x1f), lower = _mm256_set1_epi8(0x20),
-                  open = _mm256_set1_epi8('{');
+                  ctrl = _mm256_set1_epi8(0x1f), lower = _mm256_set1_epi8(0x20);
     __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p),
             v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
     __m256i l0 = _mm256_or_si256(v0, lower), l1 = _mm256_or_si256(v1, lower);
@@ -388,9 +412,11 @@ AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *
                    _mm256_cmpeq_epi8(_mm256_shuffle_epi8(wst, v1), v1));
     m->op = mask64(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(opt, v0), l0),
                    _mm256_cmpeq_epi8(_mm256_shuffle_epi8(opt, v1), l1));
-    m->open = mask64(_mm256_cmpeq_epi8(l0, open), _mm256_cmpeq_epi8(l1, open));
-    m->ctrl = mask64(_mm256_cmpeq_epi8(_mm256_max_epu8(v0, ctrl), ctrl),
-                     _mm256_cmpeq_epi8(_mm256_max_epu8(v1, ctrl), ctrl));
+    /* control bytes are rare (compact JSON has none): their mask only when there is one */
+    __m256i c0 = _mm256_cmpeq_epi8(_mm256_max_epu8(v0, ctrl), ctrl),
+            c1 = _mm256_cmpeq_epi8(_mm256_max_epu8(v1, ctrl), ctrl), c = _mm256_or_si256(c0, c1);
+    m->ctrl = _mm256_testz_si256(c, c) ? 0 : mask64(c0, c1);
+    m->high = _mm256_movemask_epi8(_mm256_or_si256(v0, v1)) != 0;
 }
 #endif
 
@@ -399,27 +425,33 @@ AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *
 #define PASS_NAME pass_portable
 #define PASS_TARGET
 #define CLASSIFY classify_portable
+#define PREFIX_XOR prefix_xor
 #include "index_pass.h"
 #undef PASS_NAME
 #undef PASS_TARGET
 #undef CLASSIFY
+#undef PREFIX_XOR
 
 #if HAVE_X86
 #define PASS_NAME pass_sse2
 #define PASS_TARGET
 #define CLASSIFY classify_sse2
+#define PREFIX_XOR prefix_xor
 #include "index_pass.h"
 #undef PASS_NAME
 #undef PASS_TARGET
 #undef CLASSIFY
+#undef PREFIX_XOR
 
 #define PASS_NAME pass_avx2
-#define PASS_TARGET AVX2
+#define PASS_TARGET __attribute__((target("avx2,pclmul,bmi")))
 #define CLASSIFY classify_avx2
+#define PREFIX_XOR prefix_xor_clmul
 #include "index_pass.h"
 #undef PASS_NAME
 #undef PASS_TARGET
 #undef CLASSIFY
+#undef PREFIX_XOR
 #endif
 
 /* ---- UTF-8 ---- */
@@ -545,6 +577,17 @@ AVX2 static bool utf8_avx2(const unsigned char *p, const unsigned char *end) {
     unsigned char tail[32];
     while (p < end) {
         __m256i in;
+        if (end - p >= 64) { /* ASCII 64 bytes at a time: no sequence can start or end there */
+            __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p),
+                    b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+            if (!_mm256_movemask_epi8(_mm256_or_si256(a, b))) {
+                err = _mm256_or_si256(err, incomplete);
+                incomplete = _mm256_setzero_si256();
+                prev = b;
+                p += 64;
+                continue;
+            }
+        }
         if (end - p >= 32) {
             in = _mm256_loadu_si256((const __m256i *)(const void *)p);
         } else {
@@ -604,7 +647,6 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
     memset(ix, 0, sizeof *ix);
     level = scan_level_supported(level);
     if (level == SCAN_SCALAR || len == 0 || len > UINT32_MAX / 2) return false;
-    if (!sindex_utf8_valid(body, len, level)) return false;
     ix->body = body;
     ix->len = len;
     ix->cap_open = len / 16 + 16;
@@ -615,9 +657,10 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
     struct grammar gr, *g = &gr; /* 8 KiB of stack, as deep as a few frames of scan_skip */
     bool ok = ix->quotes && ix->open && ix->close;
     if (ok) {
-        g->state = S_VROOT;
+        g->state = S_VROOT << 8;
         g->depth = 0;
         g->u_done = SIZE_MAX;
+        g->high_from = SIZE_MAX;
         g->stack[0] = 0;
         switch (level) {
 #if HAVE_X86
@@ -631,7 +674,10 @@ bool sindex_build(struct sindex *ix, const char *body, size_t len, enum scan_lev
         default:
             ok = pass_portable(ix, g);
         }
-        ok = ok && g->state == S_DONE;
+        ok = ok && g->state == S_DONE << 8;
+        /* UTF-8 from the first block with a byte >= 0x80: everything before it is ASCII */
+        ok = ok && (g->high_from >= len ||
+                    sindex_utf8_valid(body + g->high_from, len - g->high_from, level));
     }
     if (!ok) sindex_free(ix);
     return ok;

@@ -119,9 +119,10 @@ static const char *plain_run(const char *p, const char *end) {
     return p;
 }
 
-/* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
- * body when it has no escapes, else an unescaped copy owned by the review. */
-status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
+/* scan_string_at for a string with an escape, a control byte or non-ASCII (or unterminated):
+ * byte by byte from its opening quote. */
+static __attribute__((noinline)) status_t string_slow(struct scanner *sc, jg_str *out,
+                                                      bool *had_escape) {
     const char *s = ++sc->p; /* past '"' */
     bool escaped = false;
     for (;;) {
@@ -242,6 +243,18 @@ status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
     return JG_DECODE_OK;
 }
 
+/* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
+ * body when it has no escapes, else an unescaped copy owned by the review. Most strings (keys,
+ * names) are plain ASCII: one run to the closing quote, without string_slow's frame. */
+status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
+    const char *s = sc->p + 1, *e = plain_run(s, sc->end);
+    if (__builtin_expect(e >= sc->end || *e != '"', 0)) return string_slow(sc, out, had_escape);
+    sc->p = e + 1; /* past closing '"' */
+    if (had_escape) *had_escape = false;
+    if (out) *out = (jg_str){s, (size_t)(e - s)};
+    return JG_DECODE_OK;
+}
+
 status_t scan_string(struct scanner *sc, jg_str *out) {
     return scan_string_at(sc, out, NULL);
 }
@@ -324,17 +337,49 @@ static status_t agg_next(struct scanner *sc, struct agg *a, char close, int *mor
     return JG_DECODE_OK;
 }
 
+static inline const char *ws_at(const char *p, const char *end) {
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* agg_next and the key, with the cursor in a local (a member of every object the readers walk:
+ * the hottest function of the byte scanner). The cursor is stored before every error. */
 status_t scan_obj_next(struct scanner *sc, struct agg *a, jg_str *key, char *keybuf,
                          int *more) {
-    TRY(agg_next(sc, a, '}', more));
-    if (!*more) return JG_DECODE_OK;
-    if (sc->p >= sc->end || *sc->p != '"') return scan_syntax(sc, "string key expected");
+    const char *p = ws_at(sc->p, sc->end), *end = sc->end;
+    if (p < end && *p == '}') {
+        sc->p = p + 1;
+        sc->depth--;
+        *more = 0;
+        return JG_DECODE_OK;
+    }
+    if (!a->first) {
+        if (p >= end || *p != ',') {
+            sc->p = p;
+            return scan_syntax(sc, "',' or '}' expected");
+        }
+        p = ws_at(p + 1, end);
+    }
+    a->first = false;
+    *more = 1;
+    if (p >= end || *p != '"') {
+        sc->p = p;
+        return scan_syntax(sc, "string key expected");
+    }
     /* Keys are only compared: an escaped key (rare) is unescaped into keybuf, truncated, since
      * a long key cannot match any the decoder reads. */
-    const char *ks = sc->p + 1;
-    bool escaped;
-    TRY(scan_string_at(sc, NULL, &escaped));
-    const char *ke = sc->p - 1;
+    const char *ks = p + 1, *ke = plain_run(ks, end);
+    bool escaped = false;
+    if (__builtin_expect(ke < end && *ke == '"', 1)) { /* scan_string_at's fast path */
+        p = ke + 1;
+    } else {
+        sc->p = p;
+        TRY(string_slow(sc, NULL, &escaped));
+        p = sc->p;
+        ke = p - 1;
+    }
     *key = (jg_str){ks, (size_t)(ke - ks)};
     if (escaped && keybuf) {
         size_t n = 0;
@@ -357,11 +402,12 @@ status_t scan_obj_next(struct scanner *sc, struct agg *a, jg_str *key, char *key
         }
         *key = (jg_str){keybuf, q < ke ? KEY_TOO_LONG : n};
     }
-    ws(sc);
-    if (sc->p >= sc->end || *sc->p != ':') return scan_syntax(sc, "':' expected after an object key");
-    sc->p++;
-    ws(sc);
-    *more = 1;
+    p = ws_at(p, end);
+    if (p >= end || *p != ':') {
+        sc->p = p;
+        return scan_syntax(sc, "':' expected after an object key");
+    }
+    sc->p = ws_at(p + 1, end);
     return JG_DECODE_OK;
 }
 
