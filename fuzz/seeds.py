@@ -86,14 +86,21 @@ for run in range(1, 9):  # escape runs crossing a block boundary, odd and even
 for n in range(301):  # every length 0-300: prefixes of the body
     write_vector(VECTOR_BASE[:n])
 
-for case in sorted(os.listdir(cases)):
-    p = os.path.join(cases, case, "review.json")
-    if not os.path.isfile(p):
-        continue
-    try:
-        review = json.load(open(p, encoding="utf-8"))
-    except ValueError:
-        continue
+
+def case_reviews():
+    """The cases' reviews that parse as JSON, in the order of the case folders' names."""
+    for case in sorted(os.listdir(cases)):
+        p = os.path.join(cases, case, "review.json")
+        if not os.path.isfile(p):
+            continue
+        try:
+            yield json.load(open(p, encoding="utf-8"))
+        except ValueError:
+            continue
+
+
+reviews = list(case_reviews())
+for review in reviews:
     for o in objects(review):
         spec = o.get("spec") or {}
         for mb in managed_by_values(o):
@@ -107,14 +114,7 @@ for case in sorted(os.listdir(cases)):
 
 # fuzz_reader: Lists of the cases' objects, and the same objects as a stream of values.
 found = []
-for case in sorted(os.listdir(cases)):
-    p = os.path.join(cases, case, "review.json")
-    if not os.path.isfile(p):
-        continue
-    try:
-        review = json.load(open(p, encoding="utf-8"))
-    except ValueError:
-        continue
+for review in reviews:
     found.extend(o for o in objects(review)
                  if isinstance(o.get("kind"), str) and len(json.dumps(o)) < 3000)
 step = max(1, len(found) // 72)
