@@ -95,10 +95,10 @@ static void log_refused(const char *err, const char *serving) {
     }
 }
 
-void jg_policy_check_reload(bool force) {
-    if (!g_path) return;
+bool jg_policy_check_reload(bool force) {
+    if (!g_path) return false;
     struct jg_file_sig s = jg_file_sig_of(g_path);
-    if (!force && jg_file_sig_eq(&s, &g_sig)) return;
+    if (!force && jg_file_sig_eq(&s, &g_sig)) return false;
     g_sig = s;
     const char *serving = g_cur->pub.policy->sha256; /* only this thread swaps g_cur */
     char err[1024];
@@ -108,17 +108,17 @@ void jg_policy_check_reload(bool force) {
         g_failed_err[0] = '\0';
         jg_metrics_policy_file_refused(false);
         jg_log_msg(JG_LOG_DEBUG, "policy file touched, content unchanged");
-        return;
+        return true;
     }
     if (!p) {
         /* The same refusal is reported once, not at every poll (an editor may touch the file
          * repeatedly); SIGHUP reports it again. */
-        if (!force && strcmp(err, g_failed_err) == 0) return;
+        if (!force && strcmp(err, g_failed_err) == 0) return true;
         snprintf(g_failed_err, sizeof g_failed_err, "%s", err);
         jg_metrics_policy_file_refused(true);
         jg_metrics_policy_reload(false);
         log_refused(err, serving);
-        return;
+        return true;
     }
     struct snap *n = snap_new(p);
     if (!n) {
@@ -126,7 +126,7 @@ void jg_policy_check_reload(bool force) {
         jg_metrics_policy_file_refused(true);
         jg_metrics_policy_reload(false);
         log_refused("out of memory", serving);
-        return;
+        return true;
     }
     pthread_mutex_lock(&g_mu);
     struct snap *old = g_cur;
@@ -145,6 +145,7 @@ void jg_policy_check_reload(bool force) {
         jg_log_end(&l);
     }
     snap_unref(old);
+    return true;
 }
 
 void jg_policy_watch_cleanup(void) {

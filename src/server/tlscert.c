@@ -22,6 +22,7 @@
 #include "jobguard/readfile.h"
 #include "jobguard/server/log.h"
 #include "jobguard/server/metrics.h"
+#include "jobguard/server/pages.h"
 
 struct pair {
     gnutls_pcert_st pcert[JG_TLS_MAX_CHAIN];
@@ -38,6 +39,7 @@ struct pair {
 static struct jg_tls_settings g_set;
 static _Atomic(struct pair *) g_current;
 static struct pair *g_retired; /* watcher thread only (and cleanup) */
+static unsigned g_pair_reads; /* load_pair calls (the watcher's, and start-up's) */
 static struct jg_file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
@@ -55,7 +57,7 @@ static bool g_stop, g_reload_requested, g_done;
 /* What the watcher is doing, for the log when shutdown cannot wait for it (NULL: waiting). */
 static _Atomic(const char *) g_activity, g_activity_path;
 /* Another file checked on the same schedule (the policy file), after the pair. */
-static void (*g_also)(bool force);
+static bool (*g_also)(bool force);
 static const char *g_also_path;
 
 static void doing(const char *what, const char *path) {
@@ -476,6 +478,7 @@ static struct pair *load_pair(unsigned char dig[32], bool *unread, int64_t *not_
     struct pair *p = NULL;
     memset(dig, 0, 32);
     *not_yet = 0;
+    g_pair_reads++;
     doing("reading", g_set.cert_file);
     bool read = jg_read_regular_file(g_set.cert_file, JG_TLS_MAX_PEM_BYTES, &cert, err, n);
     if (read) {
@@ -696,11 +699,14 @@ static void *watch_main(void *arg) {
         pthread_mutex_unlock(&g_mu);
         if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
         doing("looking for changes", g_set.cert_file); /* stat(2) of both files */
+        unsigned reads = g_pair_reads;
         jg_tls_check_reload(force);
+        bool read = g_pair_reads != reads;
         if (g_also) {
             doing("looking for changes", g_also_path);
-            g_also(force);
+            read = g_also(force) || read;
         }
+        if (read) jg_tls_release_crypto_pages();
         doing(NULL, NULL);
         pthread_mutex_lock(&g_mu);
     }
@@ -710,7 +716,7 @@ static void *watch_main(void *arg) {
     return NULL;
 }
 
-void jg_tls_watch_also(void (*check)(bool force), const char *path) {
+void jg_tls_watch_also(bool (*check)(bool force), const char *path) {
     g_also = check;
     g_also_path = path;
 }
@@ -862,4 +868,13 @@ bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n
     gnutls_x509_crt_deinit(crt);
     if (!ok) fmt(reason, n, "client certificate common name \"%s\" is not \"%s\"", got, cn);
     return ok;
+}
+
+void jg_tls_release_crypto_pages(void) {
+    size_t released = jg_pages_release_library("libcrypto.so");
+    struct jg_log l;
+    if (released && jg_log_begin(&l, JG_LOG_DEBUG, "released libcrypto's resident pages")) {
+        jg_log_uint(&l, "kib", released / 1024);
+        jg_log_end(&l);
+    }
 }

@@ -26,8 +26,9 @@ const struct jg_snapshot *jg_snapshot_acquire(void);
 void jg_snapshot_release(const struct jg_snapshot *s);
 
 /* Reloads the file if it changed (force: whatever its stat says, as on SIGHUP). An invalid file
- * is refused, logged and counted; the current snapshot keeps serving. Watcher thread only. */
-void jg_policy_check_reload(bool force);
+ * is refused, logged and counted; the current snapshot keeps serving. Watcher thread only.
+ * Returns whether the file was read (so OpenSSL hashed it). */
+bool jg_policy_check_reload(bool force);
 
 /* Drops the current snapshot. Call once nothing can acquire any more. */
 void jg_policy_watch_cleanup(void);

@@ -41,8 +41,13 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
                          gnutls_privkey_t *privkey);
 
 /* Before jg_tls_watch_start: the watcher also calls check(force) after each look at the pair
- * (same poll interval, same SIGHUP); path names it in the "still busy" shutdown log. */
-void jg_tls_watch_also(void (*check)(bool force), const char *path);
+ * (same poll interval, same SIGHUP); path names it in the "still busy" shutdown log. check
+ * returns whether it read its file. After a look that read a file, the watcher hands back
+ * libcrypto's pages (jg_tls_release_crypto_pages). */
+void jg_tls_watch_also(bool (*check)(bool force), const char *path);
+/* Drops libcrypto's read-only resident pages from the process (server/pages.h) and logs how much
+ * at debug level: at start-up once serving, and after the watcher read a file. */
+void jg_tls_release_crypto_pages(void);
 
 /* Starts / stops the watcher thread. */
 bool jg_tls_watch_start(char *err, size_t errlen);
