@@ -288,10 +288,11 @@ static void emit_errors(struct scan *s, const struct object_ref *o, struct recor
         jg_buf_free(&msg);
     }
     for (int r = 0; r < JG_RULE_COUNT; r++) {
-        if (!e->omitted_by_rule[r]) continue;
+        size_t left_out = jg_errors_omitted_by(e, r);
+        if (!left_out) continue;
         char note[64];
-        int n = snprintf(note, sizeof note, "[truncated %zu errors]", e->omitted_by_rule[r]);
-        s->rule_errors[r] += e->omitted_by_rule[r];
+        int n = snprintf(note, sizeof note, "[truncated %zu errors]", left_out);
+        s->rule_errors[r] += left_out;
         emit(s, o, rec, r, mode, (jg_str){"", 0}, (jg_str){note, (size_t)n});
     }
 }

@@ -9,8 +9,27 @@
 #include <time.h>
 
 void jg_errors_init(struct jg_errors *e) {
-    memset(e, 0, sizeof *e);
+    /* every member but omitted_by_rule, whose entries omitted_rules says are set */
+    e->v = NULL;
+    e->n = e->cap = 0;
+    e->text = (jg_buf)JG_BUF_INIT;
+    e->scratch = (jg_buf)JG_BUF_INIT;
+    e->omitted = 0;
+    e->omitted_rules = 0;
+    e->rules = 0;
     e->only = UINT64_MAX;
+    e->oom = false;
+}
+
+/* One more error of `rule` left out. */
+static void count_omitted(struct jg_errors *e, int rule) {
+    uint64_t bit = UINT64_C(1) << rule;
+    if (!(e->omitted_rules & bit)) {
+        e->omitted_rules |= bit;
+        e->omitted_by_rule[rule] = 0;
+    }
+    e->omitted++;
+    e->omitted_by_rule[rule]++;
 }
 
 void jg_errors_free(struct jg_errors *e) {
@@ -23,7 +42,7 @@ void jg_errors_free(struct jg_errors *e) {
 void jg_errors_reset(struct jg_errors *e) {
     e->n = 0;
     e->omitted = 0;
-    memset(e->omitted_by_rule, 0, sizeof e->omitted_by_rule);
+    e->omitted_rules = 0;
     e->rules = 0;
     e->oom = false;
     jg_buf_reset(&e->text);
@@ -78,8 +97,7 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
     e->rules |= UINT64_C(1) << rule;
     if (e->oom) return NULL;
     if (e->omitted || e->n >= JG_MAX_CAUSES) { /* once one is left out, so are all later ones */
-        e->omitted++;
-        e->omitted_by_rule[rule]++;
+        count_omitted(e, rule);
         return NULL;
     }
     if (e->n == e->cap) {
@@ -135,8 +153,7 @@ static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *d
     if (e->n > 0 && e->text.len > JG_MAX_ERROR_TEXT) { /* the first error is always kept */
         e->text.len = fe->field_off;
         e->text.data[e->text.len] = '\0';
-        e->omitted++;
-        e->omitted_by_rule[fe->rule]++;
+        count_omitted(e, fe->rule);
         return;
     }
     fe->body_len = e->text.len - fe->body_off;
@@ -460,7 +477,7 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
 void jg_render_audit_value(const struct jg_errors *e, int rule, jg_buf *out) {
     /* room for " [truncated N bytes]" and " [truncated N errors]", N up to 20 digits */
     enum { BYTES_NOTE = 32, ERRORS_NOTE = 48 };
-    size_t start = out->len, left_out = e->omitted_by_rule[rule];
+    size_t start = out->len, left_out = jg_errors_omitted_by(e, rule);
     if (e->n) {
         bool *dup = duplicates(e, out);
         if (!dup) return;
