@@ -471,6 +471,18 @@ static bool utf8_scalar_from(const unsigned char *p, const unsigned char *end) {
     return true;
 }
 
+/* Decodes the run of sequences that starts at p (a byte >= 0x80): where the run ends (at an
+ * ASCII byte or end), or NULL at an invalid sequence. */
+static inline const unsigned char *non_ascii_run(const unsigned char *p, const unsigned char *end) {
+    do {
+        uint32_t r;
+        size_t w = jg_utf8_decode(p, (size_t)(end - p), &r);
+        if (!w) return NULL;
+        p += w;
+    } while (p < end && *p >= 0x80);
+    return p;
+}
+
 static bool utf8_portable(const unsigned char *p, const unsigned char *end) {
     while (end - p >= 8) {
         uint64_t v;
@@ -480,12 +492,7 @@ static bool utf8_portable(const unsigned char *p, const unsigned char *end) {
             continue;
         }
         p += __builtin_ctzll(v & 0x8080808080808080ULL) / 8;
-        do {
-            uint32_t r;
-            size_t w = jg_utf8_decode(p, (size_t)(end - p), &r);
-            if (!w) return false;
-            p += w;
-        } while (p < end && *p >= 0x80);
+        if (!(p = non_ascii_run(p, end))) return false;
     }
     return utf8_scalar_from(p, end);
 }
@@ -499,12 +506,7 @@ static bool utf8_sse2(const unsigned char *p, const unsigned char *end) {
             continue;
         }
         p += __builtin_ctz(hi);
-        do {
-            uint32_t r;
-            size_t w = jg_utf8_decode(p, (size_t)(end - p), &r);
-            if (!w) return false;
-            p += w;
-        } while (p < end && *p >= 0x80);
+        if (!(p = non_ascii_run(p, end))) return false;
     }
     return utf8_scalar_from(p, end);
 }
