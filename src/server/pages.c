@@ -27,8 +27,7 @@ size_t jg_pages_release_library(const char *name) {
     if (!f) return 0;
     struct span spans[MAX_SPANS];
     size_t n = 0;
-    struct span cur = {0};
-    bool in = false;
+    struct span cur = {0}; /* the mapping being read; match is false before the first */
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         unsigned long a, b;
@@ -36,18 +35,17 @@ size_t jg_pages_release_library(const char *name) {
         int off = 0;
         /* a mapping's first line: "start-end perms offset dev inode [path]" */
         if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &a, &b, perms, &off) == 3 && off > 0) {
-            if (in && cur.match && n < MAX_SPANS) spans[n++] = cur;
+            if (cur.match && n < MAX_SPANS) spans[n++] = cur;
             char *path = line + off;
             path[strcspn(path, "\n")] = '\0';
             cur = (struct span){a, b, 0, 0, names_library(path, name), perms[1] != 'w'};
-            in = true;
             continue;
         }
         size_t kib;
         if (sscanf(line, "Rss: %zu kB", &kib) == 1) cur.rss_kib = kib;
         else if (sscanf(line, "Anonymous: %zu kB", &kib) == 1) cur.anon_kib = kib;
     }
-    if (in && cur.match && n < MAX_SPANS) spans[n++] = cur;
+    if (cur.match && n < MAX_SPANS) spans[n++] = cur;
     fclose(f);
     size_t released = 0;
     for (size_t i = 0; i < n; i++) {
