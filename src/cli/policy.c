@@ -221,7 +221,7 @@ static size_t lint_warnings(const struct jg_policy *p) {
 
 /* The chart writes `toJson .Values.policy` as the policy file; Helm reads values with the same
  * YAML conversion as kubectl, so this is the file the install hook checks. */
-static struct jg_policy *load_values(const char *file, bool *absent, char *err, size_t errlen) {
+struct jg_policy *jg_cli_load_values(const char *file, bool *absent, char *err, size_t errlen) {
     jg_buf b = JG_BUF_INIT;
     if (!jg_read_file(file, (size_t)16 << 20, &b, err, errlen)) {
         jg_buf_free(&b);
@@ -258,7 +258,7 @@ static struct jg_policy *load_values(const char *file, bool *absent, char *err, 
 static int cmd_check(const char *file, bool strict, bool values) {
     char err[1024];
     bool absent = false;
-    struct jg_policy *p = values ? load_values(file, &absent, err, sizeof err)
+    struct jg_policy *p = values ? jg_cli_load_values(file, &absent, err, sizeof err)
                                  : jg_policy_load_file(file, err, sizeof err);
     if (absent) {
         printf("%s: no policy block (.policy is absent or empty): the chart installs no policy "

@@ -620,15 +620,7 @@ int jg_cmd_scan(int argc, char **argv) {
                 }
                 s.out = (enum output)k;
             } else if (strcmp(a, "--fail-on") == 0) {
-                if (strcmp(v, "warn") == 0)
-                    s.fail_on = 1u << JG_MODE_WARN;
-                else if (strcmp(v, "audit") == 0)
-                    s.fail_on = 1u << JG_MODE_WARN | 1u << JG_MODE_AUDIT;
-                else {
-                    fprintf(stderr, "jobguard scan: --fail-on: unsupported %s (warn or audit)\n",
-                            v);
-                    goto out;
-                }
+                if (!jg_cli_fail_on("scan", v, &s.fail_on)) goto out;
             } else if (!jg_cli_config_flag("scan", a, v, &s.cfg)) {
                 goto out;
             }
@@ -676,14 +668,7 @@ int jg_cmd_scan(int argc, char **argv) {
         policy_reports(&s);
     fflush(stdout);
     if (s.oom) report_error(&s, NULL, "out of memory: the output is incomplete");
-    if (s.unreadable)
-        rc = EXIT_BAD_INPUT;
-    else if (s.broken_by_mode[JG_MODE_DENY] ||
-             ((s.fail_on >> JG_MODE_WARN) & 1 && s.broken_by_mode[JG_MODE_WARN]) ||
-             ((s.fail_on >> JG_MODE_AUDIT) & 1 && s.broken_by_mode[JG_MODE_AUDIT]))
-        rc = EXIT_BROKEN;
-    else
-        rc = EXIT_CLEAN;
+    rc = jg_cli_exit_status(s.unreadable, s.broken_by_mode, s.fail_on);
 out:
     free_records(&s);
     jg_buf_free(&s.line);
