@@ -291,7 +291,9 @@ static void json_cstr(jg_buf *b, const char *s) {
 
 /* `,"name":"value"` */
 static void member(jg_buf *b, const char *name, jg_str v) {
-    jg_buf_printf(b, ",\"%s\":", name);
+    jg_buf_puts(b, ",\"");
+    jg_buf_puts(b, name);
+    jg_buf_puts(b, "\":");
     json_str(b, v);
 }
 
@@ -358,11 +360,13 @@ static void json_head(struct replay *r, const struct write *w) {
     }
     jg_buf_puts(b, "],\"apiServerCode\":");
     if (ev->has_code)
-        jg_buf_printf(b, "%ld", ev->code);
+        jg_buf_put_i64(b, ev->code);
     else
         jg_buf_puts(b, "null");
-    jg_buf_printf(b, ",\"dryRun\":%s,\"decision\":\"%s\"", w->dry_run ? "true" : "false",
-                  decision_names[w->dec]);
+    jg_buf_puts(b, w->dry_run ? ",\"dryRun\":true,\"decision\":\""
+                              : ",\"dryRun\":false,\"decision\":\"");
+    jg_buf_puts(b, decision_names[w->dec]);
+    jg_buf_putc(b, '"');
     if (w->dec != D_FULL) {
         jg_buf_puts(b, ",\"reason\":");
         if (w->reason == R_UNKNOWN_STATE && w->why) {
@@ -525,7 +529,7 @@ static void decide(struct replay *r, struct write *w, const char *where, const c
         if (r->out == OUT_JSON) {
             json_head(r, w);
             jg_buf *b = &r->line;
-            jg_buf_printf(b, ",\"allowed\":%s", allowed ? "true" : "false");
+            jg_buf_puts(b, allowed ? ",\"allowed\":true" : ",\"allowed\":false");
             if (!allowed) { /* the response jobguard would have sent: code and message */
                 size_t f = jg_errors_find_forbidden(deny);
                 jg_buf_reset(&r->msg);

@@ -31,6 +31,7 @@ EXT = "system:serviceaccount:ext-system:acme-job-controller"
 EXT_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:ext-system",
               "system:authenticated"]
 MK = "kueue.x-k8s.io/multikueue"
+WORKER = "system:serviceaccount:kueue-system:multikueue-worker-sync"
 
 
 def go_json(v):
@@ -191,6 +192,8 @@ def main():
     os.makedirs(os.path.join(OUT, "_in"), exist_ok=True)
     with open(os.path.join(OUT, "_in", "policy.yaml"), "w") as fh:
         fh.write(POLICY)
+    with open(os.path.join(OUT, "_in", "policy-audit.yaml"), "w") as fh:
+        fh.write(POLICY + "modes:\n  Policy-StatusWriters: audit\n")
     with open(os.path.join(OUT, "_in", "values.yaml"), "w") as fh:
         fh.write("replicaCount: 2\npolicy:\n" + "".join("  " + l + "\n" for l in
                                                          POLICY.splitlines()[1:]))
@@ -209,9 +212,20 @@ def main():
           update("102", job("train-a", status=dict(RUNNING, ready=2)), "103", sub="status"),
           event("create", {"resource": "pods", "namespace": "team-a", "apiVersion": "v1"},
                 code=201),
+          create(job("train-b", suspend=True), rv="110", user="bob@example.com",
+                 groups=["oidc:ml-researchers", "system:authenticated"]),
+          update("110", job("train-b", suspend=False), "111", user=KUEUE, groups=SA_GROUPS),
+          update("111", job("train-b", status=RUNNING), "112", sub="status", user=WORKER,
+                 groups=SA_GROUPS),
+          update("112", job("train-b", status=dict(RUNNING, ready=1)), "113", sub="status",
+                 user=KUEUE, groups=SA_GROUPS),
+          update("113", job("train-b", status=dict(RUNNING, ready=2)), "114", sub="status",
+                 user=WORKER, groups=SA_GROUPS),
           ]
     write(os.path.join(OUT, "_in", "multikueue.log"), mk)
     case("multikueue-text", "replay --policy-file ../_in/policy.yaml ../_in/multikueue.log")
+    case("walkthrough-multikueue", "replay --policy-file ../_in/policy-audit.yaml --mode "
+                                   "Policy-StatusWriters=deny ../_in/multikueue.log")
     case("multikueue-json", "replay -o json --policy-file ../_in/policy.yaml "
                             "../_in/multikueue.log")
     case("multikueue-values", "replay --values ../_in/values.yaml ../_in/multikueue.log")
