@@ -297,24 +297,40 @@ static void member(jg_buf *b, const char *name, jg_str v) {
     json_str(b, v);
 }
 
+/* A cell of a text row: s with control bytes shown as '?', so that a name read from the log
+ * cannot break or forge a row; cut to cap - 1 bytes. */
+static const char *cell(char *out, size_t cap, jg_str a, const char *sep, jg_str b) {
+    size_t k = 0;
+    for (int part = 0; part < 3; part++) {
+        jg_str s = part == 0 ? a : part == 1 ? (jg_str){sep, strlen(sep)} : b;
+        for (size_t i = 0; i < s.n && k + 1 < cap; i++) {
+            unsigned char c = (unsigned char)s.p[i];
+            out[k++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
 static void text_row(struct replay *r, const struct write *w, int rule, int mode, jg_str message) {
     const struct jg_audit_event *ev = w->ev;
+    static const jg_str none = {"", 0};
     if (r->first_row) {
         jg_buf_printf(&r->line, "%-27s %-36s %-6s %-8s %-40s %-6s %-40s %-4s %-44s %-5s %s\n",
                       "TIME", "AUDITID", "VERB", "KIND", "NAMESPACE/NAME", "SUB", "USER", "API",
                       "RULE", "MODE", "MESSAGE");
         r->first_row = false;
     }
-    char who[400], api[8] = "-";
-    snprintf(who, sizeof who, "%.*s%s%.*s", (int)w->namespace_.n, w->namespace_.p,
-             w->namespace_.n ? "/" : "", (int)w->name.n, w->name.p);
+    char t[64], id[128], verb[32], who[400], sub[64], user[600], api[24] = "-";
     if (ev->has_code) snprintf(api, sizeof api, "%ld", ev->code);
-    jg_buf_printf(&r->line, "%-27.*s %-36.*s %-6.*s %-8s %-40s %-6.*s %-40.*s %-4s %-44s %-5s ",
-                  (int)ev->received.n, ev->received.p, (int)ev->audit_id.n, ev->audit_id.p,
-                  (int)ev->verb.n, ev->verb.p, w->kind, who,
-                  (int)(ev->ref.subresource.n ? ev->ref.subresource.n : 1),
-                  ev->ref.subresource.n ? ev->ref.subresource.p : "-", (int)w->user.n, w->user.p,
-                  api, jg_rules[rule].name, jg_mode_name((enum jg_mode)mode));
+    jg_buf_printf(
+        &r->line, "%-27s %-36s %-6s %-8s %-40s %-6s %-40s %-4s %-44s %-5s ",
+        cell(t, sizeof t, ev->received, "", none), cell(id, sizeof id, ev->audit_id, "", none),
+        cell(verb, sizeof verb, ev->verb, "", none), w->kind,
+        cell(who, sizeof who, w->namespace_, w->namespace_.n ? "/" : "", w->name),
+        ev->ref.subresource.n ? cell(sub, sizeof sub, ev->ref.subresource, "", none) : "-",
+        cell(user, sizeof user, w->user, "", none), api, jg_rules[rule].name,
+        jg_mode_name((enum jg_mode)mode));
     jg_buf_put(&r->line, message.p, message.n);
     jg_buf_putc(&r->line, '\n');
     flush_line(r);
@@ -813,6 +829,7 @@ static void replay_event(struct replay *r, const struct jg_doc *d, jg_buf *kb) {
 /* ---- summaries ---- */
 
 static void text_summary(struct replay *r) {
+    char name[600];
     if (r->first_row) printf("no write would have been refused, warned or annotated\n");
     size_t skipped = r->skip_stage[0] + r->skip_stage[1] + r->skip_stage[2] + r->skip_read +
                      r->skip_sub + r->skip_nonresource + r->skip_other_verb + r->skip_kinds;
@@ -843,7 +860,9 @@ static void text_summary(struct replay *r) {
                r->rule_writes[k]);
         for (size_t u = 0; u < r->n_users; u++)
             if (r->users[u].n[k])
-                printf("%-44s %-5s %8zu  %s\n", "", "", r->users[u].n[k], r->users[u].name);
+                printf("%-44s %-5s %8zu  %s\n", "", "", r->users[u].n[k],
+                       cell(name, sizeof name, (jg_str){r->users[u].name, strlen(r->users[u].name)},
+                            "", (jg_str){"", 0}));
         if (r->users_other[k])
             printf("%-44s %-5s %8zu  (other users, past the first %d)\n", "", "", r->users_other[k],
                    MAX_USERS);
@@ -882,11 +901,14 @@ static void json_summary(struct replay *r) {
                   r->refused_by_mode[JG_MODE_AUDIT], r->api_refused, r->dry_runs, r->deletes);
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct row *w = &r->rows[i];
+        jg_buf_printf(b, "%s{\"kind\":", i ? "," : "");
+        json_cstr(b, w->kind);
+        jg_buf_puts(b, ",\"verb\":");
+        json_cstr(b, w->verb);
         jg_buf_printf(b,
-                      "%s{\"kind\":\"%s\",\"verb\":\"%s\",\"full\":%zu,\"partial\":%zu,"
-                      "\"none\":%zu,\"refused\":%zu,\"apiServerRefused\":%zu}",
-                      i ? "," : "", w->kind, w->verb, w->n[D_FULL], w->n[D_PARTIAL], w->n[D_NONE],
-                      w->refused, w->api_refused);
+                      ",\"full\":%zu,\"partial\":%zu,\"none\":%zu,\"refused\":%zu,"
+                      "\"apiServerRefused\":%zu}",
+                      w->n[D_FULL], w->n[D_PARTIAL], w->n[D_NONE], w->refused, w->api_refused);
     }
     jg_buf_puts(b, "],\"rules\":[");
     bool first = true;

@@ -378,6 +378,13 @@ def main():
     case("impersonation", "replay --policy-file ../_in/policy.yaml impersonation.log",
          {"impersonation.log": imp})
 
+    # -- a user name with a newline cannot forge a text row
+    case("control-bytes", "replay --policy-file ../_in/policy.yaml control.log",
+         {"control.log": [create(job("ctl-r"), rv="1450"),
+                          update("1450", job("ctl-r", status=RUNNING), "1451", sub="status",
+                                 user="eve\n2026-11-20T09:00:00Z forged row\u0007",
+                                 groups=["system:authenticated"])]})
+
     # -- EventList batches (webhook backend), several files in order, stdin --------------------
     p = job("list-p", suspend=True)
     batch = [create(p, rv="1500"), update("1500", job("list-p", suspend=False), "1501",
