@@ -33,6 +33,8 @@ gen() { # gen KIND ARG OUT
     python3 "$here/gen.py" "$1" "$2" "$3.tmp" && mv "$3.tmp" "$3"
 }
 gen kueue "$mb" "$dir/kueue-$mb.log"
+small=$((mb / 10))
+gen kueue "$small" "$dir/kueue-$small.log" # the same traffic, a tenth as long: the same live set
 for n in 25000 50000 100000; do gen one "$n" "$dir/one-$n.log"; done
 
 policy=$here/policy.json
@@ -59,4 +61,5 @@ run() { # run LABEL FILE FORMAT: one replay on CPU 0, output to /dev/null (json:
 }
 run "kueue -o json" "$dir/kueue-$mb.log" json
 run "kueue -o text" "$dir/kueue-$mb.log" text
+run "kueue/10 -o json" "$dir/kueue-$small.log" json
 for n in 25000 50000 100000; do run "one object, $n" "$dir/one-$n.log" json; done
