@@ -1070,6 +1070,11 @@ int jg_cmd_replay(int argc, char **argv) {
         fprintf(stderr, "jobguard replay: --values: %s\n", reason);
         goto out;
     }
+    if (absent)
+        fprintf(stderr,
+                "jobguard replay: --values: %s has no policy block (.policy is absent or "
+                "empty): the built-in defaults apply, as the chart installs no policy file\n",
+                values_path);
     jg_policy_apply(policy, &r->cfg);
 
     jg_reader *rd = jg_reader_open(paths, n_paths);
