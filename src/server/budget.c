@@ -165,6 +165,13 @@ void jg_budget_hold_set(struct jg_budget_hold *h, uint64_t bytes) {
     pthread_mutex_unlock(&lock);
 }
 
+bool jg_budget_hold_evicted(struct jg_budget_hold *h) {
+    pthread_mutex_lock(&lock);
+    bool e = h->evicted;
+    pthread_mutex_unlock(&lock);
+    return e;
+}
+
 void jg_budget_hold_release(struct jg_budget_hold *h) {
     pthread_mutex_lock(&lock);
     unlist(h);

@@ -601,7 +601,8 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO; /* a body trickled slower than the deadline: close, no answer */
         if (!r->shed_cost && cc->body.len + n <= r->body_len &&
             !body_room(cc, r, cc->body.len + n)) {
-            if (r->hold.evicted) return MHD_NO; /* a newer review needed its bytes */
+            if (jg_budget_hold_evicted(&r->hold))
+                return MHD_NO; /* a newer review needed its bytes */
             shed(cc, r);
         }
         if (r->shed_cost) {
@@ -614,7 +615,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         if (cc->body.oom) return MHD_NO;
         return MHD_YES;
     }
-    if (r->hold.evicted) return MHD_NO;
+    if (jg_budget_hold_evicted(&r->hold)) return MHD_NO;
     if (r->shed_cost) {
         char msg[256];
         snprintf(msg, sizeof msg,

@@ -84,6 +84,8 @@ bool jg_budget_hold_grow(struct jg_budget_hold *h, uint64_t bytes, bool may_evic
 /* Sets the hold to `bytes` whatever the room: an answer that replaces the body and the decision
  * reserved for it (never more than they held). */
 void jg_budget_hold_set(struct jg_budget_hold *h, uint64_t bytes);
+/* Whether another request evicted the hold (read under the budget's lock). */
+bool jg_budget_hold_evicted(struct jg_budget_hold *h);
 /* Gives back what the hold holds and unlists it. */
 void jg_budget_hold_release(struct jg_budget_hold *h);
 uint64_t jg_budget_evicted(void); /* requests evicted since start */
