@@ -64,7 +64,20 @@ def validate(bom):
     # The $refs name the files next to the main schema: resolved against its $id.
     by_uri = {urllib.parse.urljoin(main["$id"], n): s for n, s in schemas.items()}
     by_uri.update({s["$id"]: s for s in schemas.values() if "$id" in s})
-    cls = jsonschema.validators.validator_for(main)
+    # additionalItems as draft-07 defines it, with a message that does not sort the extra items
+    # (jsonschema 4.10, Debian 12's, sorts them for its message and fails on objects).
+    def additional_items(validator, extra, instance, schema):
+        items = schema.get("items", {})
+        if not validator.is_type(instance, "array") or validator.is_type(items, "object"):
+            return
+        if validator.is_type(extra, "object"):
+            for i, item in enumerate(instance[len(items):], start=len(items)):
+                yield from validator.descend(item, extra, path=i)
+        elif extra is False and len(instance) > len(items):
+            yield jsonschema.ValidationError(
+                f"additional items are not allowed ({len(instance) - len(items)} more)")
+    cls = jsonschema.validators.extend(jsonschema.validators.validator_for(main),
+                                       {"additionalItems": additional_items})
     try:
         from referencing import Registry, Resource
         from referencing.jsonschema import DRAFT7
