@@ -146,6 +146,7 @@ struct jg_yaml_stream {
     bool failed; /* libyaml error: the rest of the stream is unreadable */
     bool done;
     bool skip;   /* a conversion error: the rest of this document is skipped */
+    unsigned skip_depth; /* nesting met while skipping (above where the skip began) */
     size_t doc;
     struct arena arena;    /* the document's nodes and texts */
     struct mark item_mark; /* where the streamed List item being built began */
@@ -156,6 +157,7 @@ struct jg_yaml_stream {
     const struct node *items;      /* root's items when the List was found after the fact */
     const struct node *next_item;  /* the next of them to yield */
     long item;
+    bool listed; /* the document's List items were streamed (a second "items" is refused) */
     struct anchor *anchors;
     size_t nanchors, capanchors;
     struct member *mem; /* members of the maps being written, innermost last */
@@ -170,6 +172,7 @@ static void end_document(jg_yaml_stream *y) {
     y->root = NULL;
     y->items = NULL;
     y->next_item = NULL;
+    y->listed = false;
     y->nanchors = 0;
     y->nmem = 0;
     arena_release(&y->arena, (struct mark){NULL, 0});
@@ -1048,6 +1051,7 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             break;
         case YAML_DOCUMENT_START_EVENT:
             y->skip = false;
+            y->skip_depth = 0;
             y->item = 0;
             break;
         case YAML_DOCUMENT_END_EVENT:
@@ -1090,12 +1094,18 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
-            if (y->skip) break;
+            /* Skipping a document costs libyaml's tokens, and each token costs libyaml a look at
+             * every open flow level: deep nesting ends the file rather than be skipped (200,000
+             * unclosed '[' took 81 s to skip). */
+            if (y->skip) {
+                if (++y->skip_depth > MAX_DEPTH) y->failed = true;
+                break;
+            }
             if (y->depth >= MAX_DEPTH) {
                 rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
                           "nesting deeper than 512 levels", err, errlen);
                 end_document(y);
-                y->skip = true;
+                y->failed = true; /* not skipped to its end: see above */
                 break;
             }
             {
@@ -1111,14 +1121,17 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                 /* the List's items, straight under a top-level mapping's "items" key */
                 if (seq && y->depth == 1 && y->stack[0]->kind == N_MAP && y->stack[0]->n % 2 == 1 &&
                     is_items_key(deref(y->stack[0]->last)) && !anchor)
-                    c->streamed = true;
+                    c->streamed = y->listed = true;
                 if (anchor && !add_anchor(y, (const char *)anchor, c)) oom = true;
                 y->stack[y->depth++] = c;
             }
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-            if (y->skip) break;
+            if (y->skip) {
+                if (y->skip_depth) y->skip_depth--;
+                break;
+            }
             n = y->stack[--y->depth];
             break;
         default:
@@ -1156,6 +1169,12 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             /* freed unless it defined an anchor a later item may use */
             if (y->nanchors == y->item_anchors) arena_release(&y->arena, y->item_mark);
             return s;
+        }
+        if (y->listed && y->depth == 1 && p->n % 2 == 0 && is_items_key(deref(n))) {
+            rc = yerr(y, n->line, n->col, JG_READER_SECOND_ITEMS, err, errlen);
+            y->skip = true;
+            end_document(y);
+            return rc;
         }
         add_kid(p, n);
     }
