@@ -29,24 +29,38 @@
 
 /* Nesting deeper than this is refused: the JSON is written recursively. */
 #define MAX_DEPTH 512
+/* The most memory a document's tree (its nodes and texts, anchors kept) may take while it is
+ * built: twice the document limit, counted as it grows. A node is 56 bytes and writes at least 2
+ * bytes of JSON, so the largest object the API server accepts (3 MiB, 1.6 million one-digit
+ * numbers at most) fits, and a flood of tiny values is refused long before the JSON's limit could
+ * be checked (16 million flow items took 1.8 GB). */
+#define TREE_MAX (2 * JG_READER_MAX_DOC)
 
 enum kind { N_SCALAR, N_SEQ, N_MAP, N_ALIAS };
 
 struct node {
-    enum kind kind;
-    bool plain;      /* scalar: plain (unquoted, untagged) */
-    bool anchored;   /* an anchor names it */
-    bool streamed;   /* the List's items: children are yielded, not kept */
-    bool busy;       /* being written (an alias to it from inside is a cycle) */
+    unsigned char kind; /* enum kind */
+    bool plain;         /* scalar: plain (unquoted, untagged) */
+    bool anchored;      /* an anchor names it */
+    bool streamed;      /* the List's items: children are yielded, not kept */
+    bool busy;          /* being written (an alias to it from inside is a cycle) */
     unsigned line, col; /* 1-based start */
-    char *tag;       /* NULL or the event's tag */
-    char *anchor;    /* alias: the name */
-    char *s;         /* scalar value (NUL-terminated) */
-    size_t len;
-    struct node *first, *last; /* seq: items; map: key, value, key, value... */
-    struct node *next;         /* the next sibling */
-    size_t n;                  /* children */
-    struct node *target;       /* alias */
+    char *tag;          /* NULL or the event's tag */
+    struct node *next;  /* the next sibling */
+    union {             /* by kind: 56 bytes a node, counted against the tree's limit */
+        struct {        /* N_SCALAR */
+            char *s;    /* the value (NUL-terminated) */
+            size_t len;
+        };
+        struct {                       /* N_SEQ, N_MAP */
+            struct node *first, *last; /* seq: items; map: key, value, key, value... */
+            size_t n;                  /* children */
+        };
+        struct {                 /* N_ALIAS */
+            char *anchor;        /* the name */
+            struct node *target; /* the anchored node */
+        };
+    };
 };
 
 struct anchor {
@@ -65,7 +79,9 @@ struct member {
 /* ------------------------------------------------------------------ arena */
 
 #define BLOCK ((size_t)64 << 10)
-#define ALIGN alignof(max_align_t)
+/* Spare blocks kept from one document to the next; more are freed (a large document's tree
+ * would otherwise stay resident for the rest of the input). */
+#define SPARE_MAX ((size_t)2 << 20)
 
 struct block {
     struct block *prev;
@@ -81,15 +97,19 @@ struct mark {
 struct arena {
     struct block *cur;   /* the block being filled; prev: the ones before it */
     struct block *spare; /* blocks given back, reused before malloc */
+    size_t live;         /* bytes of the blocks in use (cur and before it) */
+    size_t spared;       /* bytes of the spare blocks */
 };
 
-static void *arena_alloc(struct arena *a, size_t n) {
-    n = (n + ALIGN - 1) & ~(ALIGN - 1);
+/* n bytes aligned to align (a power of two, at most max_align_t's): texts need none. */
+static void *arena_alloc(struct arena *a, size_t n, size_t align) {
     struct block *b = a->cur;
-    if (!b || b->cap - b->used < n) {
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->cap || b->cap - at < n) {
         struct block *s = a->spare;
         if (s && s->cap >= n) {
             a->spare = s->prev;
+            a->spared -= s->cap;
         } else {
             size_t cap = n > BLOCK ? n : BLOCK;
             s = malloc(sizeof *s + cap);
@@ -99,14 +119,16 @@ static void *arena_alloc(struct arena *a, size_t n) {
         s->prev = b;
         s->used = 0;
         a->cur = b = s;
+        a->live += s->cap;
+        at = 0;
     }
-    void *p = b->data + b->used;
-    b->used += n;
+    void *p = b->data + at;
+    b->used = at + n;
     return p;
 }
 
 static char *arena_dup(struct arena *a, const char *s, size_t n) {
-    char *p = arena_alloc(a, n + 1);
+    char *p = arena_alloc(a, n + 1, 1);
     if (!p) return NULL;
     memcpy(p, s, n);
     p[n] = '\0';
@@ -117,13 +139,19 @@ static struct mark arena_mark(const struct arena *a) {
     return (struct mark){a->cur, a->cur ? a->cur->used : 0};
 }
 
-/* Frees everything allocated since m (the blocks are kept as spares). */
+/* Frees everything allocated since m (the blocks are kept as spares, up to SPARE_MAX). */
 static void arena_release(struct arena *a, struct mark m) {
     while (a->cur != m.b) {
         struct block *b = a->cur;
         a->cur = b->prev;
+        a->live -= b->cap;
+        if (a->spared + b->cap > SPARE_MAX) {
+            free(b);
+            continue;
+        }
         b->prev = a->spare;
         a->spare = b;
+        a->spared += b->cap;
     }
     if (a->cur) a->cur->used = m.used;
 }
@@ -135,6 +163,7 @@ static void arena_free(struct arena *a) {
         a->spare = b->prev;
         free(b);
     }
+    a->spared = 0;
 }
 
 struct jg_yaml_stream {
@@ -145,6 +174,7 @@ struct jg_yaml_stream {
     char *source;
     bool failed; /* libyaml error: the rest of the stream is unreadable */
     bool done;
+    size_t limit; /* the most JSON a document may expand to (aliases included) */
     bool skip;   /* a conversion error: the rest of this document is skipped */
     unsigned skip_depth; /* nesting met while skipping (above where the skip began) */
     size_t doc;
@@ -827,11 +857,11 @@ static bool write_scalar(struct writer *w, const struct node *n) {
 
 static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
     if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
-    if (w->out->len > JG_READER_MAX_DOC) {
+    if (w->out->len > w->y->limit) {
         char msg[200];
         snprintf(msg, sizeof msg,
                  "document larger than the %zu MiB limit as JSON (aliases expand to more than that?)",
-                 JG_READER_MAX_DOC >> 20);
+                 w->y->limit >> 20);
         return wfail(w, n, msg);
     }
     if (n->kind == N_ALIAS) {
@@ -912,6 +942,7 @@ jg_yaml_stream *jg_yaml_stream_open(int fd, const char *pre, size_t npre, const 
         return NULL;
     }
     y->fd = fd;
+    y->limit = JG_READER_MAX_DOC;
     y->pre = pre;
     y->npre = npre;
     yaml_parser_set_input(&y->parser, input, y);
@@ -974,7 +1005,7 @@ static bool is_items_key(const struct node *k) {
 }
 
 static struct node *new_node(jg_yaml_stream *y, enum kind kind, const yaml_event_t *e) {
-    struct node *n = arena_alloc(&y->arena, sizeof *n);
+    struct node *n = arena_alloc(&y->arena, sizeof *n, alignof(struct node));
     if (!n) return NULL;
     memset(n, 0, sizeof *n);
     n->kind = kind;
@@ -1137,6 +1168,17 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
         default:
             break;
         }
+        if (!oom && !y->skip && y->arena.live > TREE_MAX) {
+            char what[200];
+            snprintf(what, sizeof what,
+                     "document larger than the %zu MiB limit: its tree passed %zu MiB while being read",
+                     JG_READER_MAX_DOC >> 20, TREE_MAX >> 20);
+            rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1, what,
+                      err, errlen);
+            n = NULL;
+            end_document(y);
+            y->skip = true;
+        }
         if (oom) {
             rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
                       "out of memory", err, errlen);
@@ -1153,7 +1195,8 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                 continue; /* an empty document (freed at its end) */
             /* a List whose items were streamed: nothing left to yield */
             bool was_list = false;
-            for (const struct node *k = n->first; k && k->next; k = k->next->next)
+            for (const struct node *k = n->kind == N_MAP ? n->first : NULL; k && k->next;
+                 k = k->next->next)
                 if (k->next->kind == N_SEQ && k->next->streamed) was_list = true;
             if (was_list) {
                 end_document(y);
@@ -1180,13 +1223,14 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
     }
 }
 
-char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t *len, char *err,
-                      size_t errlen) {
+char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t max, size_t *len,
+                      char *err, size_t errlen) {
     jg_yaml_stream *y = jg_yaml_stream_open(-1, text, n, source);
     if (!y) {
         snprintf(err, errlen, "%s: out of memory", source);
         return NULL;
     }
+    if (max < y->limit) y->limit = max;
     jg_buf out = JG_BUF_INIT;
     struct jg_doc d;
     char *res = NULL;

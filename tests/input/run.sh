@@ -122,6 +122,20 @@ python3 -c 'import sys; sys.stdout.write("x: [*nope, " + "[" * 200000 + "\n")' >
 same 'yaml: 200,000 brackets in a skipped document' "jobguard convert: deep2.yaml:1:5: yaml: unknown anchor 'nope' referenced
 rc=2" "$(cd "$t" && timeout 5 "$jg" convert deep2.yaml 2>&1; echo "rc=$?")"
 
+# The tree is counted while it is built (128 MiB, twice the 64 MiB document limit): 3 million
+# flow items are refused before the JSON exists (16 million took 1.8 GB before), within 400 MiB of
+# address space; 1.6 million one-digit items (3.2 MB, about the most the API server accepts in
+# one object) still fit. The next document is read.
+python3 -c 'import sys; sys.stdout.write("x: [" + "a," * 3000000 + "a]\n---\nnext: 1\n")' >"$t/flow.yaml"
+same 'yaml: a flood of flow items refused while read' 'jobguard convert: flow.yaml:1:4194303: document larger than the 64 MiB limit: its tree passed 128 MiB while being read
+{"next":1}
+rc=2' "$(cd "$t" && ulimit -v 409600 && "$jg" convert flow.yaml 2>&1; echo "rc=$?")"
+python3 -c 'import sys; sys.stdout.write("x: [" + "1," * 1599999 + "1]\n")' >"$t/flow.yaml"
+same 'yaml: 1.6 million one-digit items read' '3200008
+rc=0' \
+	"$(cd "$t" && ulimit -v 409600 && "$jg" convert flow.yaml | wc -c; echo "rc=${PIPESTATUS[0]}")"
+rm "$t/flow.yaml"
+
 # A List with two "items": Go keeps the last one (kubectl applies it); the reader, which has
 # already handed on the first one's items, refuses the List. JSON and YAML alike.
 second='a second "items" in a List: kubectl (Go'"'"'s encoding/json) keeps only the last one, so the List is refused (the first one'"'"'s items were read already)'
