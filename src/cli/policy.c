@@ -228,7 +228,8 @@ static struct jg_policy *load_values(const char *file, bool *absent, char *err, 
         return NULL;
     }
     size_t jl;
-    char *conv = jg_yaml_to_json(b.data ? b.data : "", b.len, file, JG_READER_MAX_DOC, &jl, err, errlen);
+    char *conv =
+        jg_yaml_to_json(b.data ? b.data : "", b.len, file, JG_READER_MAX_DOC, &jl, err, errlen);
     jg_buf_free(&b);
     if (!conv) return NULL;
     json_error_t je;

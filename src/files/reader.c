@@ -671,8 +671,9 @@ static int expand(jg_reader *r, const char *dir, const struct stat *st, char *er
     }
     if (before) {
         if (holds(before, dir))
-            snprintf(err, errlen, "%s: a symbolic link loop (the folder %s, which holds it), not read again",
-                     dir, before);
+            snprintf(err, errlen,
+                     "%s: a symbolic link loop (the folder %s, which holds it), not read again", dir,
+                     before);
         else
             snprintf(err, errlen, "%s: the same folder as %s, already read; not read again", dir,
                      before);

@@ -1171,7 +1171,8 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
         if (!oom && !y->skip && y->arena.live > TREE_MAX) {
             char what[200];
             snprintf(what, sizeof what,
-                     "document larger than the %zu MiB limit: its tree passed %zu MiB while being read",
+                     "document larger than the %zu MiB limit: its tree passed %zu MiB while being "
+                     "read",
                      JG_READER_MAX_DOC >> 20, TREE_MAX >> 20);
             rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1, what,
                       err, errlen);
