@@ -815,7 +815,10 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         }
         struct jg_policy *p = load_json(name, conv, jl, err, errcap, false);
         free(conv);
-        if (p) sha256_hex(json, len, p->sha256);
+        if (p) {
+            sha256_hex(json, len, p->sha256);
+            p->yaml = true;
+        }
         return p;
     }
     json_error_t je;

@@ -248,3 +248,16 @@ build_apiclient() {
 		return 1
 	}
 }
+
+# Policy tests: serving_sha: the sha256 label of jobguard_policy_info
+serving_sha() {
+	curl -sS --max-time 5 "$OPS_URL/metrics" | sed -n 's/^jobguard_policy_info{sha256="\([0-9a-f]*\)"} 1$/\1/p'
+}
+# verdict: "allowed" or "denied" for the review that changes spec.managedBy (an immutable field)
+CHANGED=$CASES_DIR/r-update-managedby-changed/review.json
+verdict() {
+	local code
+	code=$(post "$CHANGED")
+	[[ $code == 200 ]] || { echo "http $code"; return; }
+	grep -q '"allowed":true' "$TMP/resp.json" && echo allowed || echo denied
+}
