@@ -126,14 +126,19 @@ rc=2" "$(cd "$t" && timeout 5 "$jg" convert deep2.yaml 2>&1; echo "rc=$?")"
 # flow items are refused before the JSON exists (16 million took 1.8 GB before), within 400 MiB of
 # address space; 1.6 million one-digit items (3.2 MB, about the most the API server accepts in
 # one object) still fit. The next document is read.
+# in_400m CMD...: CMD within 400 MiB of address space (a sanitizer build reserves terabytes of
+# shadow memory: unbounded there)
+in_400m() {
+	if grep -q __asan_init "$jg"; then "$@"; else (ulimit -v 409600 && "$@"); fi
+}
 python3 -c 'import sys; sys.stdout.write("x: [" + "a," * 3000000 + "a]\n---\nnext: 1\n")' >"$t/flow.yaml"
 same 'yaml: a flood of flow items refused while read' 'jobguard convert: flow.yaml:1:4194303: document larger than the 64 MiB limit: its tree passed 128 MiB while being read
 {"next":1}
-rc=2' "$(cd "$t" && ulimit -v 409600 && "$jg" convert flow.yaml 2>&1; echo "rc=$?")"
+rc=2' "$(cd "$t" && in_400m "$jg" convert flow.yaml 2>&1; echo "rc=$?")"
 python3 -c 'import sys; sys.stdout.write("x: [" + "1," * 1599999 + "1]\n")' >"$t/flow.yaml"
 same 'yaml: 1.6 million one-digit items read' '3200008
 rc=0' \
-	"$(cd "$t" && ulimit -v 409600 && "$jg" convert flow.yaml | wc -c; echo "rc=${PIPESTATUS[0]}")"
+	"$(cd "$t" && in_400m "$jg" convert flow.yaml | wc -c; echo "rc=${PIPESTATUS[0]}")"
 rm "$t/flow.yaml"
 
 # A List with two "items": Go keeps the last one (kubectl applies it); the reader, which has
