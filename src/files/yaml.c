@@ -192,6 +192,7 @@ struct jg_yaml_stream {
     size_t nanchors, capanchors;
     struct member *mem; /* members of the maps being written, innermost last */
     size_t nmem, capmem;
+    size_t pushes; /* members pushed for the document being written */
 };
 
 /* ------------------------------------------------------------------ tree */
@@ -645,12 +646,26 @@ static void out_str(jg_buf *b, const char *s, size_t n) {
     b->len += n + 2;
 }
 
-/* Pushes a member on the stream's member stack. */
-static bool push_member(jg_yaml_stream *y, const char *k, size_t kl, const struct node *v) {
+/* Pushes a member on the stream's member stack (the member of node `at`). Merges push a merged
+ * map's members again at each use, and each alias of such a map repeats them all (a 99 KB policy
+ * merging one map of 2,000 keys 20,000 times took 53 s and 2.5 GB). So the stack holds at most
+ * the JSON limit in bytes, and one document pushes at most limit/16 members (4 Mi for a document,
+ * 64 Ki for a policy). Without merges a document pushes one member per member it writes, and
+ * its tree (TREE_MAX) holds fewer than that. */
+static bool push_member(struct writer *w, const struct node *at, const char *k, size_t kl,
+                        const struct node *v) {
+    jg_yaml_stream *y = w->y;
+    if (y->nmem >= y->limit / sizeof *y->mem || ++y->pushes > y->limit / 16) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "yaml: merge keys gather more map members than the %zu MiB limit allows",
+                 y->limit >> 20);
+        return wfail(w, at, msg);
+    }
     if (y->nmem == y->capmem) {
         size_t cap = y->capmem ? y->capmem * 2 : 64;
         struct member *nv = realloc(y->mem, cap * sizeof *nv);
-        if (!nv) return false;
+        if (!nv) return wfail(w, at, "out of memory");
         y->mem = nv;
         y->capmem = cap;
     }
@@ -743,8 +758,8 @@ static bool merge(struct writer *w, const struct node *v, unsigned depth) {
 static bool push_made_key(struct writer *w, const struct node *kn, const jg_buf *key,
                           const struct node *v) {
     const char *k = key->oom ? NULL : arena_dup(&w->y->arena, key->data ? key->data : "", key->len);
-    if (!k || !push_member(w->y, k, key->len, v)) return wfail(w, kn, "out of memory");
-    return true;
+    if (!k) return wfail(w, kn, "out of memory");
+    return push_member(w, kn, k, key->len, v);
 }
 
 /* Pushes map's members (merges applied, in the order they were written) on the member stack. */
@@ -758,7 +773,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
         /* the common case first: a plain or quoted key without a tag that is a string */
         if (surely_string(k->s, k->len, k->plain, k->tag) &&
             !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)) {
-            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            if (!push_member(w, kn, k->s, k->len, v)) return false;
             continue;
         }
         char err[300];
@@ -785,7 +800,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
                 }
                 break;
             }
-            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            if (!push_member(w, kn, k->s, k->len, v)) return false;
             continue;
         case R_NULL:
             return wfail(w, kn, "unsupported map key of type: <nil> (a null key)");
@@ -964,6 +979,7 @@ void jg_yaml_stream_close(jg_yaml_stream *y) {
 static int emit(jg_yaml_stream *y, const struct node *n, long item, jg_buf *out, struct jg_doc *d,
                 char *err, size_t errlen) {
     jg_buf_reset(out);
+    y->pushes = 0;
     char msg[512];
     msg[0] = '\0';
     struct writer w = {y, out, msg, sizeof msg, n->line, n->col};
@@ -985,6 +1001,7 @@ static const struct node *list_items(jg_yaml_stream *y, const struct node *root)
     struct writer w = {y, NULL, msg, sizeof msg, 0, 0};
     const struct node *items = NULL;
     size_t base = y->nmem;
+    y->pushes = 0;
     if (collect(&w, root, 0)) {
         size_t cnt = finish_members(y, base);
         for (size_t i = 0; i < cnt; i++) {
