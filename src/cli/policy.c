@@ -228,7 +228,8 @@ struct jg_policy *jg_cli_load_values(const char *file, bool *absent, char *err, 
         return NULL;
     }
     size_t jl;
-    char *conv = jg_yaml_to_json(b.data ? b.data : "", b.len, file, &jl, err, errlen);
+    char *conv =
+        jg_yaml_to_json(b.data ? b.data : "", b.len, file, JG_READER_MAX_DOC, &jl, err, errlen);
     jg_buf_free(&b);
     if (!conv) return NULL;
     json_error_t je;

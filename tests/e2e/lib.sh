@@ -284,3 +284,15 @@ cleanup_cgroup() {
 	for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && return; sleep 0.1; done
 }
 oom_kills() { awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"; }
+# Policy tests: serving_sha: the sha256 label of jobguard_policy_info
+serving_sha() {
+	curl -sS --max-time 5 "$OPS_URL/metrics" | sed -n 's/^jobguard_policy_info{sha256="\([0-9a-f]*\)"} 1$/\1/p'
+}
+# verdict: "allowed" or "denied" for the review that changes spec.managedBy (an immutable field)
+CHANGED=$CASES_DIR/r-update-managedby-changed/review.json
+verdict() {
+	local code
+	code=$(post "$CHANGED")
+	[[ $code == 200 ]] || { echo "http $code"; return; }
+	grep -q '"allowed":true' "$TMP/resp.json" && echo allowed || echo denied
+}
