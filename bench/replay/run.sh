@@ -10,28 +10,20 @@
 # /tmp/jobguard-bench-replay) and reused; delete the folder to regenerate.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+bench=replay
+. "$here/../lib.sh"
 build=""
 mb=1100
 while [ $# -gt 0 ]; do
     case $1 in
     -s) mb=$2; shift 2 ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) bench_usage 10; exit 0 ;;
     *) build=$1; shift ;;
     esac
 done
-if [ -z "$build" ]; then
-    if [ -x "$root/build-rel/src/jobguard" ]; then build=$root/build-rel; else build=$root/build; fi
-fi
-jg=$build/src/jobguard
-[ -x "$jg" ] || { echo "bench/replay: no $jg (meson setup build-rel --buildtype=release && ninja -C build-rel)" >&2; exit 2; }
+bench_jobguard "$build"
 dir=${JG_BENCH_DIR:-/tmp/jobguard-bench-replay}
 mkdir -p "$dir"
-gen() { # gen KIND ARG OUT
-    [ -e "$3" ] && return 0
-    echo "generating $3 ..." >&2
-    python3 "$here/gen.py" "$1" "$2" "$3.tmp" && mv "$3.tmp" "$3"
-}
 gen kueue "$mb" "$dir/kueue-$mb.log"
 small=$((mb / 10))
 gen kueue "$small" "$dir/kueue-$small.log" # the same traffic, a tenth as long: the same live set

@@ -10,7 +10,8 @@
 # /tmp/jobguard-bench-scan) and reused; delete the folder to regenerate.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+bench=scan
+. "$here/../lib.sh"
 build=""
 mb=1024
 nfiles=100000
@@ -18,22 +19,13 @@ while [ $# -gt 0 ]; do
     case $1 in
     -s) mb=$2; shift 2 ;;
     -f) nfiles=$2; shift 2 ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) bench_usage 11; exit 0 ;;
     *) build=$1; shift ;;
     esac
 done
-if [ -z "$build" ]; then
-    if [ -x "$root/build-rel/src/jobguard" ]; then build=$root/build-rel; else build=$root/build; fi
-fi
-jg=$build/src/jobguard
-[ -x "$jg" ] || { echo "bench/scan: no $jg (meson setup build-rel --buildtype=release && ninja -C build-rel)" >&2; exit 2; }
+bench_jobguard "$build"
 dir=${JG_BENCH_DIR:-/tmp/jobguard-bench-scan}
 mkdir -p "$dir"
-gen() { # gen KIND ARG OUT
-    [ -e "$3" ] && return 0
-    echo "generating $3 ..." >&2
-    python3 "$here/gen.py" "$1" "$2" "$3.tmp" && mv "$3.tmp" "$3"
-}
 gen list-json "$mb" "$dir/list-$mb.json"
 gen list-yaml "$mb" "$dir/list-$mb.yaml"
 gen folder "$nfiles" "$dir/folder-$nfiles"

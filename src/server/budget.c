@@ -48,8 +48,13 @@ uint64_t jg_budget_limit_for(uint64_t budget, unsigned max_connections,
            connections_reserve(max_connections, connection_memory_limit);
 }
 
+/* Three quarters of the budget: what holds and large decisions may take together. */
+static uint64_t three_quarters(uint64_t of) {
+    return of - of / 4;
+}
+
 static uint64_t share(size_t body_len, uint64_t of) {
-    return body_len > JG_BUDGET_LARGE_BODY ? of - of / 4 : of;
+    return body_len > JG_BUDGET_LARGE_BODY ? three_quarters(of) : of;
 }
 
 void jg_budget_init(uint64_t t) {
@@ -62,11 +67,6 @@ void jg_budget_init(uint64_t t) {
     atomic_store(&evicted, 0);
 }
 
-/* Three quarters of the budget: what holds and large decisions may take together. */
-static uint64_t client_share(void) {
-    return total - total / 4;
-}
-
 enum jg_budget_answer jg_budget_take(size_t body_len, uint64_t *cost) {
     uint64_t full = jg_budget_request_cost(body_len);
     uint64_t c = full - ((uint64_t)body_len + 1); /* the body is its hold's */
@@ -77,7 +77,7 @@ enum jg_budget_answer jg_budget_take(size_t body_len, uint64_t *cost) {
     if (full > share(body_len, total))
         a = JG_BUDGET_NEVER;
     else if (held_hold + held_dec + c > total ||
-             (large && held_hold + held_large + c > client_share()))
+             (large && held_hold + held_large + c > three_quarters(total)))
         a = JG_BUDGET_BUSY;
     else {
         held_dec += c;
@@ -112,7 +112,8 @@ static void unlist(struct jg_budget_hold *h) {
 }
 
 static bool hold_fits(uint64_t more) {
-    return held_hold + held_large + more <= client_share() && held_hold + held_dec + more <= total;
+    return held_hold + held_large + more <= three_quarters(total) &&
+           held_hold + held_dec + more <= total;
 }
 
 bool jg_budget_hold_grow(struct jg_budget_hold *h, uint64_t bytes, bool may_evict) {

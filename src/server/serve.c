@@ -125,7 +125,9 @@ static const struct flag flags[F_COUNT] = {
                 "--disable-rule wins over both. See docs/modes.md.",
                 0, 0},
     [F_MAX_CONN] = {"max-connections", K_UINT, "1024",
-                    "open connections on the HTTPS port; more are refused.", 1, 1000000},
+                    "open connections on the HTTPS port; more are refused, and a new one near "
+                    "the limit shuts down the one that has waited longest for a request.",
+                    1, 1000000},
     [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "256",
                        "open connections per client IP; more are refused. An API server opens one "
                        "per call in flight, at most its --max-mutating-requests-inflight (200); 0 "

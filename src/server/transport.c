@@ -578,6 +578,19 @@ static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, str
     return ret;
 }
 
+/* The 503 of a shed request, once its body has been read and dropped. */
+static enum MHD_Result answer_shed(struct MHD_Connection *c, const struct req_ctx *r,
+                                   const char *method, const char *url) {
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "jobguard is at its memory budget (%llu of %llu bytes held by requests in "
+             "flight; this one needs %llu), retry",
+             (unsigned long long)r->shed_held, (unsigned long long)jg_budget_total(),
+             (unsigned long long)r->shed_cost);
+    return refuse_with(c, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable", msg,
+                       false, NULL, "1");
+}
+
 static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls) {
@@ -616,16 +629,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (jg_budget_hold_evicted(&r->hold)) return MHD_NO;
-    if (r->shed_cost) {
-        char msg[256];
-        snprintf(msg, sizeof msg,
-                 "jobguard is at its memory budget (%llu of %llu bytes held by requests in "
-                 "flight; this one needs %llu), retry",
-                 (unsigned long long)r->shed_held, (unsigned long long)jg_budget_total(),
-                 (unsigned long long)r->shed_cost);
-        return refuse_with(c, method, url, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable", msg,
-                           false, NULL, "1");
-    }
+    if (r->shed_cost) return answer_shed(c, r, method, url);
     if (cc->body.len == 0)
         return refuse(c, method, url, MHD_HTTP_BAD_REQUEST, "BadRequest", "request body is empty",
                       false, NULL);
@@ -633,7 +637,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
     uint64_t cost = 0;
     if (jg_budget_take(r->body_len, &cost) != JG_BUDGET_TAKEN) {
         shed(cc, r);
-        return on_webhook(cls, c, url, method, version, upload, upload_size, con_cls);
+        return answer_shed(c, r, method, url);
     }
     r->reserved = cost;
     enum MHD_Result ret = decide(c, cc, r);
