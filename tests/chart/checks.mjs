@@ -1530,9 +1530,11 @@ function historyChecks() {
   const copy = path.join(opt.work, 'history-chart');
   fs.rmSync(copy, { recursive: true, force: true });
   fs.cpSync(opt.chart, copy, { recursive: true });
-  for (const commit of commits.slice(1)) {
+  const current = fs.readFileSync(path.join(opt.chart, 'values.yaml'), 'utf8');
+  for (const commit of commits) {
     const show = spawnSync('git', ['-C', top.stdout.trim(), 'show', `${commit}:${rel}`], { encoding: 'utf8' });
     if (!c(`${commit.slice(0, 7)}: git show`, show.status === 0, show.stderr)) continue;
+    if (show.stdout === current) continue; // the values.yaml of this checkout
     fs.writeFileSync(path.join(copy, 'values.yaml'), show.stdout);
     const old = yaml.load(show.stdout) || {};
     const r = render({ chart: copy });
