@@ -33,6 +33,9 @@ if (!opt.chart || !opt.work || !opt.helm) {
   console.error('usage: node checks.mjs --chart DIR --work DIR --helm PATH [--ca-bundle-file F] [--vap-file F] [-v]');
   process.exit(2);
 }
+// The repository around the chart (the server's sources, README, docs), fixed before the self-test
+// points opt.chart at broken copies.
+const TOP = path.resolve(opt.chart, '..', '..');
 fs.rmSync(opt.work, { recursive: true, force: true });
 fs.mkdirSync(opt.work, { recursive: true });
 
@@ -355,7 +358,7 @@ function assertCore(ctx, label, docs, { name = 'jobguard', namespace = 'default'
     eq(w2.rules[0].apiVersions, ['v1']) && eq(w2.rules[0].operations, ['UPDATE']) && eq(w2.rules[0].resources, ['jobs/status']),
   JSON.stringify(w2.rules));
   c('jobs webhook failurePolicy Fail', w1.failurePolicy === 'Fail');
-  c('status webhook failurePolicy Ignore', w2.failurePolicy === 'Ignore');
+  c('status webhook failurePolicy Fail (every rule in deny, the default)', w2.failurePolicy === 'Fail');
   c('status webhook matchConditions: external-managed-by only', eq(w2.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }]),
     JSON.stringify(w2.matchConditions));
   c('jobs webhook matchConditions: managed-by only', eq(w1.matchConditions?.map((m) => m.name), ['managed-by']));
@@ -546,7 +549,7 @@ function scenarios(ctx) {
       c(`${label}: ${n} status webhook rule ${res}/status UPDATE`, sws.length === 1 && eq(sw.rules, [{ apiGroups: [g], apiVersions: vers, operations: ['UPDATE'], resources: [`${res}/status`], scope: 'Namespaced' }]));
       c(`${label}: ${n} status matchCondition reads ${path}`, eq(sw?.matchConditions?.map((m) => m.name), ['external-managed-by']) &&
         sw.matchConditions[0].expression.includes(`${accessor(path)} in [${reserved.map((r) => `'${r}'`).join(', ')}]`), JSON.stringify(sw?.matchConditions));
-      c(`${label}: ${n} status failurePolicy Ignore`, sw?.failurePolicy === 'Ignore');
+      c(`${label}: ${n} status failurePolicy Fail (Policy-StatusWriters in deny)`, sw?.failurePolicy === 'Fail');
       c(`${label}: ${n} status matchCondition (CEL) is true only for a ${path} other than ${reserved.join(', ')}`, ...sendsOnlyExternal(sw, path, reserved));
     }
   };
@@ -609,10 +612,10 @@ function scenarios(ctx) {
     c('policy targets: widgets.example.com.jobguard.io managed-by (CEL) reads spec.control.managedBy and spec.parts[*].template.spec.managedBy',
       ...sendsOnlyManaged(hook('widgets.example.com.jobguard.io')[0], ['spec.control.managedBy', 'spec.parts[*].template.spec.managedBy']));
     const wsw = hook('widgets.example.com.status.jobguard.io');
-    c('policy targets: widgets.example.com.status.jobguard.io: widgets/status UPDATE, matchCondition on spec.control.managedBy, Ignore',
+    c('policy targets: widgets.example.com.status.jobguard.io: widgets/status UPDATE, matchCondition on spec.control.managedBy, Fail',
       wsw.length === 1 && eq(wsw[0].rules, [{ apiGroups: ['example.com'], apiVersions: ['v1', 'v1beta1'], operations: ['UPDATE'], resources: ['widgets/status'], scope: 'Namespaced' }]) &&
       wsw[0].matchConditions[0].expression.includes("object.spec.control.managedBy in ['example.com/widget-controller']") &&
-      wsw[0].failurePolicy === 'Ignore' && wsw[0].sideEffects === 'None' && wsw[0].timeoutSeconds === 5 &&
+      wsw[0].failurePolicy === 'Fail' && wsw[0].sideEffects === 'None' && wsw[0].timeoutSeconds === 5 &&
       eq(wsw[0].namespaceSelector, wh(pt.docs, 'jobs-status.jobguard.io')?.namespaceSelector), JSON.stringify(wsw));
     c('policy targets: every matchCondition parses as CEL', v?.webhooks?.every((w) => (w.matchConditions || []).every((m) => !celError(m.expression))));
     c('policy targets: mpijob status matchCondition (CEL) is true only for a managedBy other than kubeflow.org/mpi-operator',
@@ -683,9 +686,15 @@ function scenarios(ctx) {
   if (mon) {
     const pr = one(mon.docs, 'PrometheusRule');
     const alerts = (pr?.spec?.groups || []).flatMap((g) => g.rules.map((r) => r.alert));
-    c('monitoring: a PrometheusRule alerting on down, certificate expiry, refused policy, errors, shedding, latency and denials',
+    c('monitoring: a PrometheusRule alerting on down, certificate expiry, refused policy, errors, shedding, latency and denials, and on the API server\'s calls to the webhooks',
       eq(alerts, ['JobguardDown', 'JobguardCertificateExpiresSoon', 'JobguardCertificateExpiresVerySoon', 'JobguardPolicyFileRefused',
-        'JobguardWebhookErrors', 'JobguardRequestsShed', 'JobguardSlowAdmission', 'JobguardDenials']), JSON.stringify(alerts));
+        'JobguardWebhookErrors', 'JobguardRequestsShed', 'JobguardSlowAdmission', 'JobguardDenials',
+        'JobguardWebhookCallsFailing', 'JobguardWebhookFailingOpen', 'JobguardWebhookCallErrors', 'JobguardWebhookNearTimeout']), JSON.stringify(alerts));
+    const apiRules = (pr?.spec?.groups || []).find((g) => g.name === 'jobguard-apiserver')?.rules || [];
+    const names = (webhookDoc(mon.docs)?.webhooks || []).map((w) => w.name);
+    c('monitoring: the API-server-side alerts select job="apiserver" and exactly the names of the rendered webhooks (33)', names.length === 33 && apiRules.length === 4 &&
+      apiRules.every((r) => { const m = r.expr.match(/job="apiserver",name=~"([^"]*)"/); return m && eq(m[1].split('|').map((x) => x.replaceAll('\\\\.', '.')), names); }),
+    JSON.stringify(apiRules.map((r) => r.expr.slice(0, 120))));
     c('monitoring: the alerts select the metrics Service the ServiceMonitor scrapes, in the release namespace',
       (pr?.spec?.groups?.[0]?.rules || []).every((r) => r.expr.includes('job="jobguard-metrics",namespace="default"')));
     const cm = one(mon.docs, 'ConfigMap', (d) => d.metadata.name === 'jobguard-dashboard');
@@ -711,7 +720,7 @@ function scenarios(ctx) {
     c('policy check hook: it checks the very policy.json the pods mount', !!release && cm?.data?.['policy.json'] === release.data['policy.json']);
     const pod = job?.spec?.template?.spec, ctr = pod?.containers?.[0];
     c('policy check hook: the Job runs `jobguard policy check /policy/policy.json` from the hook ConfigMap, once',
-      eq([...(ctr?.command || []), ...(ctr?.args || [])], ['/usr/local/bin/jobguard', 'policy', 'check', '/policy/policy.json']) &&
+      eq([...(ctr?.command || []), ...(ctr?.args || [])], ['/usr/local/bin/jobguard', 'policy', 'check', '--strict', '/policy/policy.json']) &&
       pod?.volumes?.[0]?.configMap?.name === cm?.metadata?.name && job?.spec?.backoffLimit === 0 && pod?.restartPolicy === 'Never',
       JSON.stringify(ctr));
     c('policy check hook: no token, restricted security, its message kept on failure',
@@ -741,6 +750,13 @@ function scenarios(ctx) {
       c('enforcement both: the webhook and its Deployment', !!one(both.docs, 'Deployment') && !!one(both.docs, 'ValidatingWebhookConfiguration'));
       c('enforcement both: and every printed object', both.docs.filter((d) => vapKinds.has(d.kind)).length === printed.length);
     }
+    const vapMon = renderOk(ctx, 'enforcement vap with the PrometheusRule', { values: { enforcement: 'vap', vap: { manifests }, metrics: { prometheusRule: { enabled: true } } } });
+    if (vapMon) {
+      const groups = one(vapMon.docs, 'PrometheusRule')?.spec?.groups || [];
+      c('enforcement vap with the PrometheusRule: only the API server\'s policy evaluation alert (no jobguard to scrape, no webhook)',
+        eq(groups.map((g) => [g.name, g.rules.map((r) => r.alert)]), [['jobguard-vap', ['JobguardPolicyEvaluationErrors']]]) &&
+        groups[0].rules[0].expr.includes('apiserver_validating_admission_policy_check_total{job="apiserver",policy=~"jobguard-.*",error_type!="no_error"}'), JSON.stringify(groups));
+    }
     const web = renderOk(ctx, 'enforcement webhook ignores vap.manifests', { values: { vap: { manifests } } });
     if (web) c('enforcement webhook: no ValidatingAdmissionPolicy', !web.docs.some((d) => vapKinds.has(d.kind)));
   }
@@ -765,6 +781,17 @@ function scenarios(ctx) {
     const nos = notes({ values: { webhook: { objectSelector: { matchLabels: { 'jobguard.io/checked': 'true' } } } } });
     c('NOTES: an objectSelector is warned about', nos.ok && /WARNING: webhook\.objectSelector is set: anyone who may create or label/.test(nos.notes || ''), nos.err?.trim() || nos.notes);
     c('NOTES: no objectSelector warning by default', n.ok && !/objectSelector/.test(n.notes || ''), n.notes);
+    const njp = notes({ set: ['webhook.jobs.enabled=false'], values: { policy: { allowUnlistedControllers: false, controllers: [{ name: 'example.com/a' }] } } });
+    c('NOTES: Job webhooks off while the policy restricts Jobs: a warning that the allow-list is not enforced on Jobs', njp.ok &&
+      /WARNING: webhook\.jobs\.enabled=false but the policy restricts Jobs \(allowUnlistedControllers: false\)/.test(njp.notes || ''), njp.err?.trim() || njp.notes);
+    c('NOTES: no such warning with the Job webhooks on', n.ok && !/policy restricts Jobs/.test(n.notes || ''));
+    const nau = notes({ values: { policy: { modes: { '*': 'audit' } } } });
+    c('NOTES: every rule in audit: every webhook Ignore, and an outage refuses nothing', nau.ok &&
+      !/failurePolicy Fail/.test(nau.notes || '') && /What an outage refuses[^\n]*\n  nothing: no rule any webhook enforces is in deny mode/.test(nau.notes || ''), nau.notes);
+    c('NOTES: every rule in deny (the default): the Fail webhooks are named as refusing writes during an outage', n.ok &&
+      /What an outage refuses[^\n]*\n  the writes sent by the Fail webhooks above \(cronjobs, jobs, jobsStatus, targets, targetsStatus\)/.test(n.notes || ''), n.notes);
+    c('NOTES: the exempt namespaces by name, not the selector of the sent ones', n.ok && /Exempt \(never sent to jobguard\): namespaces kube-system, default\n/.test(n.notes || '') &&
+      !/Not sent to jobguard/.test(n.notes || ''), n.notes);
     const nj = notes({ set: ['webhook.jobs.enabled=false'] });
     c('NOTES: webhook.jobs.enabled=false is said', nj.ok && /no Job and CronJob webhooks \(webhook\.jobs\.enabled=false\)/.test(nj.notes || ''), nj.err?.trim() || nj.notes);
     c('NOTES: helm mode recommends cert-manager for GitOps renders and names the expiry metric', n.ok &&
@@ -948,7 +975,7 @@ function scenarios(ctx) {
   renderFails(ctx, 'duplicate matchCondition name fails',
     { values: { webhook: { matchConditions: [{ name: 'external-managed-by', expression: 'true' }] } } }, /used twice/);
   const noStatusMc = renderOk(ctx, 'status matchConditions emptied', { values: { webhook: { status: { matchConditions: [] } } } });
-  if (noStatusMc) c('status matchConditions emptied: status webhook has none', !wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions);
+  if (noStatusMc) c('status matchConditions emptied: the status webhook keeps the generated external-managed-by alone', eq(wh(noStatusMc.docs, 'jobs-status.jobguard.io')?.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }]));
 
   const noStatus = renderOk(ctx, 'status webhook disabled', { set: ['webhook.status.enabled=false'] });
   if (noStatus) c('status webhook disabled: no status webhook', (webhookDoc(noStatus.docs)?.webhooks || []).length === 17 &&
@@ -959,7 +986,7 @@ function scenarios(ctx) {
     !webhookDoc(noJobs.docs).webhooks.some((w) => w.rules.some((r) => ['jobs', 'cronjobs'].includes(r.resources[0]))));
 
   const fp = renderOk(ctx, 'failure policies and timeout', {
-    set: ['webhook.jobs.failurePolicy=Ignore', 'webhook.status.failurePolicy=Fail', 'webhook.targets.failurePolicy=Ignore', 'webhook.timeoutSeconds=10'],
+    set: ['webhook.failurePolicy.jobs=Ignore', 'webhook.failurePolicy.status=Fail', 'webhook.failurePolicy.targets=Ignore', 'webhook.timeoutSeconds=10'],
   });
   if (fp) {
     c('failure policies: jobs and cronjobs Ignore, status Fail', wh(fp.docs, 'jobs.jobguard.io')?.failurePolicy === 'Ignore' &&
@@ -968,10 +995,77 @@ function scenarios(ctx) {
       w.failurePolicy === (w.rules[0].resources[0].endsWith('/status') ? 'Fail' : 'Ignore')));
     c('timeoutSeconds 10 on every webhook', webhookDoc(fp.docs)?.webhooks?.every((w) => w.timeoutSeconds === 10));
   }
-  const fpT = renderOk(ctx, 'targets failurePolicy alone', { set: ['webhook.targets.failurePolicy=Ignore'] });
+  const fpT = renderOk(ctx, 'targets failurePolicy alone', { set: ['webhook.failurePolicy.targets=Ignore'] });
   if (fpT) {
     c('targets failurePolicy alone: the CRD kinds Ignore, jobs and cronjobs still Fail', wh(fpT.docs, 'jobset.jobguard.io')?.failurePolicy === 'Ignore' &&
       wh(fpT.docs, 'jobs.jobguard.io')?.failurePolicy === 'Fail' && wh(fpT.docs, 'cronjobs.jobguard.io')?.failurePolicy === 'Fail');
+  }
+  // failurePolicy follows the rule modes: a webhook is Fail exactly when a rule it can refuse with is
+  // in deny mode. The groups below are written from docs/webhooks.md's rule table, not from the chart.
+  const groupOf = (w) => {
+    const r = w.rules[0].resources[0];
+    if (r === 'jobs') return 'jobs';
+    if (r === 'cronjobs') return 'cronjobs';
+    if (r === 'jobs/status') return 'jobsStatus';
+    return r.endsWith('/status') ? 'targetsStatus' : 'targets';
+  };
+  const CRUD = ['ALWAYS-ManagedByFormat', 'ALWAYS-ManagedByLength', 'Policy-AllowedControllers'];
+  const enforcedBy = (rule) => {
+    const g = [];
+    if (CRUD.includes(rule) || rule === 'ALWAYS-ManagedByImmutable') g.push('jobs', 'targets');
+    if (CRUD.includes(rule)) g.push('cronjobs');
+    if (rule.startsWith('Target-')) g.push('targets');
+    if (rule === 'Policy-StatusWriters') g.push('jobsStatus', 'targetsStatus');
+    if (!g.length) g.push('jobsStatus'); // the Job status rules
+    return g;
+  };
+  const fpOf = (docs) => Object.fromEntries((webhookDoc(docs)?.webhooks || []).map((w) => [w.name, w.failurePolicy]));
+  for (const m of ['audit', 'warn', 'off']) {
+    const r = renderOk(ctx, `every rule in ${m}`, { values: { policy: { modes: { '*': m } } } });
+    if (r) c(`every rule in ${m}: every webhook (33) is Ignore`, Object.values(fpOf(r.docs)).length === 33 &&
+      Object.values(fpOf(r.docs)).every((x) => x === 'Ignore'), JSON.stringify(fpOf(r.docs)));
+  }
+  const ruleIds = Object.keys(JSON.parse(fs.readFileSync(path.join(opt.chart, 'values.schema.json'), 'utf8')).properties.policy.properties.modes.properties).filter((k) => k !== '*');
+  for (const rule of ['ALWAYS-ManagedByFormat', 'ALWAYS-ManagedByImmutable', 'Policy-AllowedControllers', 'Policy-StatusWriters', 'ALWAYS-NonNeg', 'RejectMutatingCompletionTime', 'Target-NestedManagedBy', 'Target-DelegationUnsupported']) {
+    for (const base of ['audit', 'warn']) {
+      const r = renderOk(ctx, `${rule} in deny, the rest ${base}`, { values: { policy: { modes: { '*': base, [rule]: 'deny' } } } });
+      if (!r) continue;
+      const hooks = webhookDoc(r.docs)?.webhooks || [];
+      const wrong = hooks.filter((w) => (w.failurePolicy === 'Fail') !== enforcedBy(rule).includes(groupOf(w))).map((w) => `${w.name}=${w.failurePolicy}`);
+      c(`${rule} in deny, the rest ${base}: exactly the webhooks that enforce it (${enforcedBy(rule).join(', ')}) are Fail`, hooks.length === 33 && wrong.length === 0, wrong.join(' '));
+    }
+  }
+  const allDenyButOne = renderOk(ctx, 'every rule deny but the CREATE/UPDATE ones', { values: { policy: { modes: Object.fromEntries(
+    [...CRUD, 'ALWAYS-ManagedByImmutable', 'Target-NestedManagedBy', 'Target-DelegationUnsupported'].map((k) => [k, 'audit'])) } } });
+  if (allDenyButOne) c('every rule deny but the CREATE/UPDATE ones: CREATE/UPDATE webhooks Ignore, status webhooks Fail',
+    (webhookDoc(allDenyButOne.docs)?.webhooks || []).every((w) => w.failurePolicy === (groupOf(w).endsWith('tatus') ? 'Fail' : 'Ignore')), JSON.stringify(fpOf(allDenyButOne.docs)));
+  const cli = renderOk(ctx, '--mode and --disable-rule in server.extraArgs', { values: { policy: { modes: { '*': 'audit', 'Policy-StatusWriters': 'deny' } },
+    server: { extraArgs: ['--mode=ALWAYS-ManagedByImmutable=deny', '--disable-rule=Policy-StatusWriters'] } } });
+  if (cli) c('--mode and --disable-rule in server.extraArgs: --mode ID=deny makes its webhooks Fail, --disable-rule ID turns one off (jobs and CRD kinds Fail, cronjobs and status Ignore)',
+    (webhookDoc(cli.docs)?.webhooks || []).every((w) => w.failurePolicy === (['jobs', 'targets'].includes(groupOf(w)) ? 'Fail' : 'Ignore')), JSON.stringify(fpOf(cli.docs)));
+  const pinned = renderOk(ctx, 'explicit failurePolicy wins over the modes', { values: { policy: { modes: { '*': 'audit' } }, webhook: { failurePolicy: { jobs: 'Fail' } } } });
+  if (pinned) c('explicit failurePolicy wins over the modes: webhook.failurePolicy.jobs=Fail with every rule in audit makes jobs and cronjobs Fail, the others Ignore',
+    (webhookDoc(pinned.docs)?.webhooks || []).every((w) => w.failurePolicy === (['jobs', 'cronjobs'].includes(groupOf(w)) ? 'Fail' : 'Ignore')), JSON.stringify(fpOf(pinned.docs)));
+  const formerDefaults = renderOk(ctx, 'former failurePolicy defaults are ignored', { values: { policy: { modes: { '*': 'audit' } },
+    webhook: { jobs: { failurePolicy: 'Fail' }, targets: { failurePolicy: 'Fail' }, status: { failurePolicy: 'Ignore' } } } });
+  if (formerDefaults) c('former failurePolicy defaults are ignored: webhook.<group>.failurePolicy at the former defaults (a copied values file) pins nothing, every webhook Ignore in audit',
+    Object.values(fpOf(formerDefaults.docs)).every((x) => x === 'Ignore'), JSON.stringify(fpOf(formerDefaults.docs)));
+  const formerCel = renderOk(ctx, 'a copied former status matchCondition', { values: { webhook: { status: { matchConditions: [
+    { name: 'external-managed-by', expression: "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'" }] } } } });
+  if (ctx.wants('a copied former status matchCondition')) c('a copied former status matchCondition: dropped, the generated condition alone',
+    !!formerCel && eq(wh(formerCel.docs, 'jobs-status.jobguard.io')?.matchConditions, [{ name: 'external-managed-by', expression: STATUS_EXPR }]), JSON.stringify(formerCel && wh(formerCel.docs, 'jobs-status.jobguard.io')?.matchConditions));
+  renderFails(ctx, 'webhook.jobs.failurePolicy=Ignore (no longer read) fails naming its replacement', { set: ['webhook.jobs.failurePolicy=Ignore'] },
+    /webhook\.jobs\.failurePolicy is no longer read: set webhook\.failurePolicy\.jobs: Ignore instead/);
+  renderFails(ctx, 'webhook.status.failurePolicy=Fail (no longer read) fails naming its replacement', { set: ['webhook.status.failurePolicy=Fail'] },
+    /webhook\.status\.failurePolicy is no longer read: set webhook\.failurePolicy\.status: Fail instead/);
+  {
+    const tpl = fs.readFileSync(path.join(opt.chart, 'templates/_helpers.tpl'), 'utf8');
+    const table = yaml.load(tpl.match(/define "jobguard\.webhookRules" \}\}\n([\s\S]*?)\{\{- end \}\}/)?.[1] || '{}');
+    const inTable = new Set(Object.values(table).flat());
+    c('jobguard.webhookRules names every rule ID of the schema, and no other', ruleIds.length > 30 && ruleIds.every((r) => inTable.has(r)) && [...inTable].every((r) => ruleIds.includes(r)),
+      JSON.stringify(ruleIds.filter((r) => !inTable.has(r))));
+    c('jobguard.webhookRules agrees with the rule table of this test', Object.entries(table).every(([g, rules]) => rules.every((r) => enforcedBy(r).includes(g))) &&
+      ruleIds.every((r) => enforcedBy(r).every((g) => table[g].includes(r))));
   }
   const renamed = renderOk(ctx, 'webhook names overridden', { set: ['webhook.jobs.name=jobs.example.com', 'webhook.jobs.cronJobName=cronjobs.example.com', 'webhook.status.name=status.jobs.example.com'] });
   if (renamed) c('webhook names overridden', eq(webhookDoc(renamed.docs)?.webhooks?.map((w) => w.name).slice(0, 3), ['jobs.example.com', 'cronjobs.example.com', 'status.jobs.example.com']));
@@ -1080,6 +1174,62 @@ function scenarios(ctx) {
   for (const [n, v, p] of bad) renderFails(ctx, `schema rejects ${n}`, { values: v }, schemaError(p), { lint: true });
   renderFails(ctx, 'schema rejects --set replicaCount=two', { set: ['replicaCount=two'] }, schemaError('replicaCount'), { lint: true });
 
+  // First install against a cluster (Namespace kube-system answers, no jobguard Deployment): every
+  // webhook Ignore and the bootstrap hook that sets the final failurePolicies; run.sh runs its script.
+  const ksys = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } };
+  const boot = renderOk(ctx, 'first install against a cluster', { lookup: [ksys] });
+  if (boot) {
+    const hooks = webhookDoc(boot.docs)?.webhooks || [];
+    c('first install against a cluster: every webhook (33) Ignore', hooks.length === 33 && hooks.every((w) => w.failurePolicy === 'Ignore'));
+    const job = one(boot.docs, 'Job', (d) => d.metadata.name === 'jobguard-bootstrap');
+    const role = one(boot.docs, 'ClusterRole', (d) => d.metadata.name === 'jobguard-bootstrap');
+    const env = Object.fromEntries((job?.spec?.template?.spec?.containers?.[0]?.env || []).map((e) => [e.name, e.value]));
+    let ops = [];
+    try { ops = JSON.parse(env.PATCH); } catch { /* checked next */ }
+    c('first install against a cluster: a post-install/post-upgrade hook Job whose patch sets Fail, by index and name, on exactly the webhooks of the final form',
+      job?.metadata?.annotations?.['helm.sh/hook'] === 'post-install,post-upgrade' &&
+      eq(ops.filter((o) => o.op === 'test').map((o) => o.value), (webhookDoc(def?.docs || [])?.webhooks || []).filter((w) => w.failurePolicy === 'Fail').map((w) => w.name)) &&
+      ops.filter((o) => o.op === 'replace').every((o) => o.value === 'Fail' && /^\/webhooks\/\d+\/failurePolicy$/.test(o.path)) &&
+      ops.filter((o) => o.op === 'test').every((o) => hooks[Number(o.path.split('/')[2])]?.name === o.value), env.PATCH);
+    c('first install against a cluster: its ClusterRole may get and patch this one configuration only, and is deleted whatever the outcome',
+      eq(role?.rules, [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['jobguard'], verbs: ['get', 'patch'] }]) &&
+      /hook-failed/.test(role?.metadata?.annotations?.['helm.sh/hook-delete-policy'] || ''));
+  }
+  const bootAudit = renderOk(ctx, 'first install against a cluster, every rule in audit', { lookup: [ksys], values: { policy: { modes: { '*': 'audit' } } } });
+  if (bootAudit) c('first install against a cluster, every rule in audit: no bootstrap hook (nothing to set)', !find(bootAudit.docs, 'Job').some((d) => d.metadata.name === 'jobguard-bootstrap'));
+  const bootOff = renderOk(ctx, 'first install against a cluster with webhook.bootstrap=false', { lookup: [ksys], set: ['webhook.bootstrap=false'] });
+  if (bootOff) c('first install against a cluster with webhook.bootstrap=false: the final form at once, no hook',
+    (webhookDoc(bootOff.docs)?.webhooks || []).every((w) => w.failurePolicy === 'Fail') && !find(bootOff.docs, 'Job').some((d) => d.metadata.name === 'jobguard-bootstrap'));
+  if (def) c('default: helm template (no cluster) renders the final form, no bootstrap hook', !find(def.docs, 'Job').some((d) => d.metadata.name === 'jobguard-bootstrap') &&
+    (webhookDoc(def.docs)?.webhooks || []).every((w) => w.failurePolicy === 'Fail'));
+
+  // The memory limit: the chart refuses what `jobguard serve` would refuse at start, by the server's own
+  // numbers, read here from its sources (the reserves of budget.h, the flag defaults of serve.c).
+  {
+    const src = TOP;
+    const h = fs.readFileSync(path.join(src, 'include/jobguard/server/budget.h'), 'utf8');
+    const serve = fs.readFileSync(path.join(src, 'src/server/serve.c'), 'utf8');
+    const macro = (n) => { const m = h.match(new RegExp(`#define ${n} \\(\\(uint64_t\\)(\\d+) << (\\d+)\\)`)); return m ? Number(m[1]) * 2 ** Number(m[2]) : NaN; };
+    const flag = (n) => serve.match(new RegExp(`\\{"${n}", K_(?:UINT|BYTES), "([^"]+)"`))?.[1];
+    const bytes = (v) => { const m = String(v).match(/^(\d+)(KiB|Ki|K|k|MiB|Mi|M|GiB|Gi|G)?$/); return m ? Number(m[1]) * ({ undefined: 1, K: 1024, k: 1024, Ki: 1024, KiB: 1024, M: 2 ** 20, Mi: 2 ** 20, MiB: 2 ** 20, G: 2 ** 30, Gi: 2 ** 30, GiB: 2 ** 30 })[m[2]] : NaN; };
+    const need = (conns, connMem) => macro('JG_BUDGET_PROCESS_RESERVE') + macro('JG_BUDGET_POLICY_RESERVE') + macro('JG_BUDGET_MIN') +
+      conns * (macro('JG_BUDGET_CONNECTION_BASE') + connMem);
+    const dflt = need(Number(flag('max-connections')), bytes(flag('connection-memory-limit')));
+    if (c('memory limit: the server\'s reserves and flag defaults are read from its sources', Number.isFinite(dflt) && dflt > 0, `${dflt}`)) {
+      renderOk(ctx, 'memory limit exactly what the server needs', { set: [`resources.limits.memory=${dflt}`] });
+      renderFails(ctx, 'memory limit one byte short of what the server needs fails', { set: [`resources.limits.memory=${dflt - 1}`] },
+        new RegExp(`resources\\.limits\\.memory ${dflt - 1} \\(${dflt - 1} bytes\\) leaves jobguard no memory budget: .* needs at least ${dflt} bytes`));
+      const small = need(256, 65536);
+      renderOk(ctx, 'memory limit with --max-connections and --connection-memory-limit in server.extraArgs', { values: { resources: { limits: { memory: `${small}` } },
+        server: { extraArgs: ['--max-connections=256', '--connection-memory-limit=64KiB'] } } });
+      renderFails(ctx, 'memory limit short for the extraArgs\' connections fails', { values: { resources: { limits: { memory: `${small - 1}` } },
+        server: { extraArgs: ['--max-connections=256', '--connection-memory-limit=64KiB'] } } }, /needs at least/);
+      renderOk(ctx, 'memory limit below the reserves with --memory-budget set (the server does not compute one)', { values: { resources: { limits: { memory: '32Mi' } },
+        server: { extraArgs: ['--memory-budget=8Mi'] } } });
+      renderOk(ctx, 'memory limit in decimal units (200M)', { set: ['resources.limits.memory=200M'] });
+    }
+  }
+
   // 7. lookup: certificates stay stable across upgrades (rendered against the stand-in API server
   // holding the objects given in lookup; plain `helm template` finds nothing, as on a first install)
   if (def) {
@@ -1093,6 +1243,16 @@ function scenarios(ctx) {
       c('upgrade: not-after annotation kept', s2?.metadata?.annotations?.['jobguard.io/serving-cert-not-after'] ===
         secret.metadata.annotations['jobguard.io/serving-cert-not-after']);
     }
+    // A new CA under a running Deployment (certificates.secretName changed) is refused; newCA=true takes one.
+    const dep = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'jobguard', namespace: 'default' }, status: { readyReplicas: 2 } };
+    renderFails(ctx, 'upgrade whose Secret is missing under a running Deployment (secretName changed) fails', { upgrade: true, lookup: [secret, dep], set: ['certificates.secretName=other-tls'] },
+      /certificates: Secret default\/other-tls does not exist, so this upgrade would make a new CA/);
+    const newCA = renderOk(ctx, 'upgrade with certificates.helm.newCA', { upgrade: true, lookup: [secret, dep], set: ['certificates.helm.newCA=true'] });
+    if (newCA) c('upgrade with certificates.helm.newCA: a new CA although the Secret exists, in the Secret and every caBundle',
+      one(newCA.docs, 'Secret')?.data?.['ca.crt'] !== secret.data['ca.crt'] &&
+      webhookDoc(newCA.docs)?.webhooks?.every((w) => w.clientConfig.caBundle === one(newCA.docs, 'Secret')?.data?.['ca.crt']));
+    const renamed = renderOk(ctx, 'upgrade with a new fullnameOverride', { upgrade: true, lookup: [secret, dep], set: ['fullnameOverride=jg2'] });
+    if (renamed) c('upgrade with a new fullnameOverride: not refused (a new Deployment, bootstrapped)', !!one(renamed.docs, 'Secret'));
     const fresh = renderOk(ctx, 'install again without lookup', {});
     if (fresh) c('without lookup a new CA is made (the lookup path above is what keeps it)',
       one(fresh.docs, 'Secret')?.data?.['ca.crt'] !== secret.data['ca.crt']);
@@ -1219,10 +1379,12 @@ function packageChecks() {
 // Each mutation breaks the chart the way a real bug would; the named check must then fail.
 // A mutant renders only what its check needs: the render labelled by the check name's head, or
 // for the certificate checks the renders that produce them.
+const SECRET_MISSING = 'upgrade whose Secret is missing under a running Deployment (secretName changed) fails';
 const rendersFor = (checkName) => {
   const head = checkName.split(': ')[0];
   const upgrade = { 'default certs': [], upgrade: ['upgrade with the Secret in the cluster'],
-    renewal: ['upgrade 30 days before expiry'], 'renewal certs': ['upgrade 30 days before expiry'] }[head];
+    renewal: ['upgrade 30 days before expiry'], 'renewal certs': ['upgrade 30 days before expiry'],
+    [SECRET_MISSING]: [SECRET_MISSING] }[head];
   return upgrade ? ['default', ...upgrade] : [head];
 };
 
@@ -1236,9 +1398,14 @@ function mutationTests() {
     ['templates/_helpers.tpl', '%s.exists(%s, %s != null%s)', '%s.all(%s, %s != null%s)', 'default: jobset webhook managed-by (CEL) sends spec.managedBy, spec.replicatedJobs[*].template.spec.managedBy (new or old) and no other'],
     ['templates/_helpers.tpl', '{{ range .nestedPaths }}{{ $nested = append $nested .path }}{{ end }}', '', 'policy targets: the JAXJob row\'s nested path spec.replicaSpecs[*].managedBy is read by jaxjob.jobguard.io'],
     ['templates/_helpers.tpl', '{{ range $p.nestedPaths }}{{ $nested = append $nested .path }}{{ end }}', '', 'policy targets: widgets.example.com.jobguard.io managed-by (CEL) reads spec.control.managedBy and spec.parts[*].template.spec.managedBy'],
-    ['templates/webhook.yaml', '"failurePolicy" $w.targets.failurePolicy', '"failurePolicy" $w.jobs.failurePolicy', 'targets failurePolicy alone: the CRD kinds Ignore, jobs and cronjobs still Fail'],
-    ['templates/webhook.yaml', '"failurePolicy" $w.targets.failurePolicy "objectSelector" $w.objectSelector', '"failurePolicy" $w.targets.failurePolicy', 'objectSelector: on the 17 CREATE/UPDATE webhooks'],
-    ['templates/webhook.yaml', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $w.status.failurePolicy', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $w.status.failurePolicy "objectSelector" $w.objectSelector', 'objectSelector: never on a status webhook (16)'],
+    ['templates/webhook.yaml', '"failurePolicy" $fp.targets.failurePolicy', '"failurePolicy" $fp.jobs.failurePolicy', 'targets failurePolicy alone: the CRD kinds Ignore, jobs and cronjobs still Fail'],
+    ['templates/webhook.yaml', '"failurePolicy" $fp.targets.failurePolicy "objectSelector" $w.objectSelector', '"failurePolicy" $fp.targets.failurePolicy', 'objectSelector: on the 17 CREATE/UPDATE webhooks'],
+    ['templates/webhook.yaml', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $fp.targetsStatus.failurePolicy', '"resource" (printf "%s/status" $t.resource) "operations" (list "UPDATE") "failurePolicy" $fp.targetsStatus.failurePolicy "objectSelector" $w.objectSelector', 'objectSelector: never on a status webhook (16)'],
+    ['templates/_helpers.tpl', '(ternary "Fail" "Ignore" (gt (len $deny) 0))', '(ternary "Fail" "Ignore" (ge (len $deny) 0))', 'every rule in audit: every webhook (33) is Ignore'],
+    ['templates/_helpers.tpl', 'targets: [ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength, ALWAYS-ManagedByImmutable, Target-NestedManagedBy,', 'targets: [ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength, Target-NestedManagedBy,', 'ALWAYS-ManagedByImmutable in deny, the rest audit: exactly the webhooks that enforce it (jobs, targets) are Fail'],
+    ['templates/_helpers.tpl', '{{- $_ := set $modes $v "off" }}', '', '--mode and --disable-rule in server.extraArgs: --mode ID=deny makes its webhooks Fail, --disable-rule ID turns one off (jobs and CRD kinds Fail, cronjobs and status Ignore)'],
+    ['templates/_helpers.tpl', '{{- if and $old (ne $old $former) }}', '{{- if false }}', 'webhook.jobs.failurePolicy=Ignore (no longer read) fails naming its replacement'],
+    ['templates/_helpers.tpl', '(has .expression $former)', 'false', 'a copied former status matchCondition: dropped, the generated condition alone'],
     ['templates/webhook.yaml', '(concat (list (dict "name" "managed-by" "expression" $t.sendExpr)) $t.matchConditions $global)', '(concat (list (dict "name" "managed-by" "expression" $t.sendExpr)) $global)', 'per-kind matchConditions: each on its own webhook, after managed-by, nowhere else'],
     ['templates/webhook.yaml', '{{- if $w.jobs.enabled }}', '{{- if true }}', 'jobs webhooks disabled: no jobs and cronjobs webhooks; jobs-status and the CRD kinds stay'],
     ['templates/_helpers.tpl', '{{- if gt (len .matchConditions) 64 }}', '{{- if gt (len .matchConditions) 640 }}', 'more than 64 matchConditions on a webhook fails'],
@@ -1260,8 +1427,8 @@ function mutationTests() {
     ['templates/_helpers.tpl', '!(%s in [%s])', '(%s in [%s])', 'default: jobset status matchCondition (CEL) is true only for a spec.managedBy other than jobset.sigs.k8s.io/jobset-controller'],
     ['values.schema.json', '"pattern": "^[A-Za-z_][A-Za-z0-9_-]*(\\\\.[A-Za-z_][A-Za-z0-9_-]*)*$"', '"minLength": 1', 'schema rejects [*] in a policy managedByPath'],
     ['values.schema.json', '"properties": {"enabled": {"type": "boolean"}, "matchConditions"', '"properties": {"enabled": {}, "matchConditions"', 'targets bad enabled type'],
-    ['values.schema.json', '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "required": ["failurePolicy"],\n          "properties": {\n            "failurePolicy": {"$ref": "#/definitions/failurePolicy"}',
-      '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "required": ["failurePolicy"],\n          "properties": {\n            "failurePolicy": {}', 'schema rejects targets failurePolicy "fail"'],
+    ['values.schema.json', '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "properties": {\n            "failurePolicy": {"$ref": "#/definitions/formerFailurePolicy"}',
+      '"targets": {\n          "type": "object",\n          "additionalProperties": false,\n          "properties": {\n            "failurePolicy": {}', 'schema rejects targets failurePolicy "fail"'],
     ['templates/deployment.yaml', 'maxUnavailable: 0', 'maxUnavailable: 1', 'default: rolling update maxUnavailable 0'],
     ['values.yaml', 'replicaCount: 2', 'replicaCount: 1', 'default: replicas 2'],
     ['templates/deployment.yaml', 'terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}', 'terminationGracePeriodSeconds: {{ .Values.server.drainTimeoutSeconds }}', 'default: terminationGracePeriodSeconds > shutdown delay + drain timeout'],
@@ -1271,7 +1438,7 @@ function mutationTests() {
     ['templates/_helpers.tpl', 'matchPolicy: Equivalent', 'matchPolicy: Exact', 'default: jobs webhook matchPolicy Equivalent'],
     ['templates/webhook.yaml', '"resource" "jobs/status"', '"resource" "jobs"', 'default: status webhook rule: batch/v1 jobs/status UPDATE only'],
     ['templates/webhook.yaml', '"resource" "cronjobs"', '"resource" "jobs"', 'default: cronjobs webhook rule: batch/v1 cronjobs CREATE/UPDATE'],
-    ['values.yaml', "object.spec.managedBy != 'kubernetes.io/job-controller'", "object.spec.managedBy != 'kubernetes.io/job-controllers'", 'default: status webhook matchConditions: external-managed-by only'],
+    ['templates/_helpers.tpl', "(object != null && has(object.spec) && has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller') ||", "(object != null && has(object.spec) && has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controllers') ||", 'default: status webhook matchConditions: external-managed-by only'],
     ['templates/_helpers.tpl', '{{- $excluded = append $excluded .Release.Namespace }}', '', 'default: jobs webhook namespaceSelector excludes kube-system and default'],
     ['templates/webhook.yaml', '{{- $caBundle = $caCrt | b64enc }}', '{{- $caBundle = $tlsCrt | b64enc }}', 'default certs: caBundle equals the CA in the Secret'],
     ['templates/webhook.yaml', 'if gt $notAfter', 'if lt $notAfter', 'upgrade: same CA, serving certificate and key'],
@@ -1292,6 +1459,15 @@ function mutationTests() {
     ['templates/policy.yaml', 'toJson .Values.policy', 'toYaml .Values.policy', 'policy: ConfigMap policy.json is the values as JSON'],
     ['templates/deployment.yaml', '            - --policy-file\n            - /policy/policy.json\n', '', 'policy: --policy-file /policy/policy.json'],
     ['templates/deployment.yaml', '              mountPath: /policy\n', '              mountPath: /policy\n              subPath: policy.json\n', 'policy: the ConfigMap is mounted read-only at /policy without subPath (updates reach the pod)'],
+    ['templates/webhook.yaml', '{{- range $g, $_ := $fp }}{{ $_ := set (index $fp $g) "failurePolicy" "Ignore" }}{{ end }}', '', 'first install against a cluster: every webhook (33) Ignore'],
+    ['templates/_helpers.tpl', '{{- if not (gt (int64 (dig "status" "readyReplicas" 0 ($d | default dict))) 0) }}', '{{- if false }}', 'first install against a cluster: every webhook (33) Ignore'],
+    ['templates/_helpers.tpl', '{{- if $fail }}true{{ end }}', 'true', 'first install against a cluster, every rule in audit: no bootstrap hook (nothing to set)'],
+    ['templates/_helpers.tpl', '{{- if lt (int64 $have) (int64 $need) }}', '{{- if false }}', 'memory limit one byte short of what the server needs fails'],
+    ['templates/_helpers.tpl', '"connectionBase" 16384', '"connectionBase" 16400', 'memory limit exactly what the server needs: renders'],
+    ['templates/_helpers.tpl', '{{- if and $q (hasKey $bytes "maxConnections")', '{{- if and $q (eq 1 2) (hasKey $bytes "maxConnections")', 'memory limit short for the extraArgs\' connections fails'],
+    ['templates/webhook.yaml', '(not $h.newCA) (lookup "apps/v1" "Deployment" $ns $fullname) }}', '(not $h.newCA) false }}', 'upgrade whose Secret is missing under a running Deployment (secretName changed) fails'],
+    ['templates/policy-check.yaml', '            - --strict\n', '', 'policy check hook: the Job runs `jobguard policy check /policy/policy.json` from the hook ConfigMap, once'],
+    ['templates/NOTES.txt', '{{- if and (not $w.jobs.enabled) (hasKey $pol "allowUnlistedControllers") (not $pol.allowUnlistedControllers) }}', '{{- if false }}', 'NOTES: Job webhooks off while the policy restricts Jobs: a warning that the allow-list is not enforced on Jobs'],
     ['templates/policy-check.yaml', 'pre-install,pre-upgrade\n    helm.sh/hook-weight: "-5"', 'pre-install\n    helm.sh/hook-weight: "-5"', 'policy check hook: a ConfigMap and a Job, pre-install and pre-upgrade hooks, ConfigMap first'],
     ['templates/policy-check.yaml', 'data:\n  policy.json: {{ toJson .Values.policy | quote }}', 'data:\n  policy.json: {{ toJson (omit .Values.policy "modes") | quote }}', 'policy check hook: it checks the very policy.json the pods mount'],
     ['templates/tests/test-webhook.yaml', 'verbs: ["get"]', 'verbs: ["get", "list"]', "default: test ClusterRole: get on the release's ValidatingWebhookConfiguration only"],
@@ -1332,8 +1508,87 @@ function mutationTests() {
   });
 }
 
+// ---------------------------------------------------------------- upgrades over earlier values
+// `helm upgrade --reuse-values` renders the new templates with the values of the release's old chart
+// (Helm replaces the new chart's values.yaml by the old one), and a values file copied from an old
+// `helm show values` does the same. For every values.yaml in this repository's history, the current
+// templates must render with it as the chart's values.yaml, and give the webhooks of a fresh render:
+// the same names, rules, failurePolicy, matchConditions and selectors (caBundle aside, a new CA per
+// render), less only the CRD kinds that the old values switched off (targets.<kind>.enabled: false).
+function historyChecks() {
+  const c = (n, cond, d) => main.check(`earlier values.yaml: ${n}`, cond, d);
+  const top = spawnSync('git', ['-C', opt.chart, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' });
+  if (!c('the chart is in a git checkout (its history holds the earlier values.yaml)', top.status === 0, top.stderr?.trim())) return;
+  const rel = path.relative(top.stdout.trim(), path.join(opt.chart, 'values.yaml'));
+  const log = spawnSync('git', ['-C', top.stdout.trim(), 'log', '--format=%H', '--', rel], { encoding: 'utf8' });
+  const commits = log.stdout.split('\n').filter(Boolean);
+  if (!c('git log lists earlier versions', log.status === 0 && commits.length >= 2, log.stderr)) return;
+  const strip = (docs) => (webhookDoc(docs)?.webhooks || []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: undefined } }));
+  const fresh = render({});
+  if (!c('fresh render', fresh.ok, fresh.err)) return;
+  const freshHooks = strip(fresh.docs);
+  const copy = path.join(opt.work, 'history-chart');
+  fs.rmSync(copy, { recursive: true, force: true });
+  fs.cpSync(opt.chart, copy, { recursive: true });
+  const current = fs.readFileSync(path.join(opt.chart, 'values.yaml'), 'utf8');
+  for (const commit of commits) {
+    const show = spawnSync('git', ['-C', top.stdout.trim(), 'show', `${commit}:${rel}`], { encoding: 'utf8' });
+    if (!c(`${commit.slice(0, 7)}: git show`, show.status === 0, show.stderr)) continue;
+    if (show.stdout === current) continue; // the values.yaml of this checkout
+    fs.writeFileSync(path.join(copy, 'values.yaml'), show.stdout);
+    const old = yaml.load(show.stdout) || {};
+    const r = render({ chart: copy });
+    if (!c(`${commit.slice(0, 7)}: the current templates render with it as the chart's values`, r.ok, r.err?.trim().split('\n').slice(-3).join(' | '))) continue;
+    const off = Object.entries(old.targets || {}).filter(([, t]) => t && t.enabled === false).map(([k]) => k);
+    const want = freshHooks.filter((w) => !off.some((k) => w.name === `${k}.jobguard.io` || w.name === `${k}-status.jobguard.io`));
+    const got = strip(r.docs);
+    const diff = want.map((w) => w.name).filter((n, i) => !eq(want[i], got.find((g) => g.name === n)));
+    c(`${commit.slice(0, 7)}: the webhooks of a fresh render${off.length ? ` less the ${off.length} kinds it switched off` : ''}`,
+      got.length === want.length && diff.length === 0, `${got.length} vs ${want.length}; differ: ${diff.join(' ')}`);
+  }
+}
+
+// ---------------------------------------------------------------- stale names
+// The docs, the README, values.yaml, the rendered manifests (their comments included) and NOTES must
+// not name a webhook the chart does not render, nor a removed key or default, except on a line that
+// says it is gone. Webhook names: every concrete <...>.jobguard.io must be one the chart renders (by
+// default, or for the policy target rows of POLICY).
+function staleChecks() {
+  const c = (n, cond, d) => main.check(`stale names: ${n}`, cond, d);
+  const def = render({});
+  const rows = render({ values: { policy: POLICY } });
+  const n1 = notes({});
+  const n2 = notes({ values: { policy: { modes: { '*': 'audit' } } } });
+  if (!c('renders', def.ok && rows.ok && n1.ok && n2.ok, def.err || rows.err || n1.err || n2.err)) return;
+  const known = new Set([...webhookDoc(def.docs).webhooks, ...webhookDoc(rows.docs).webhooks].map((w) => w.name));
+  const top = TOP;
+  const files = [['README.md', fs.readFileSync(path.join(top, 'README.md'), 'utf8')],
+    ['values.yaml', fs.readFileSync(path.join(opt.chart, 'values.yaml'), 'utf8')],
+    ...fs.readdirSync(path.join(top, 'docs')).filter((f) => f.endsWith('.md')).map((f) => [`docs/${f}`, fs.readFileSync(path.join(top, 'docs', f), 'utf8')]),
+    ['the default render', def.out], ['NOTES', n1.notes], ['NOTES (audit)', n2.notes]];
+  const gone = /\bgone\b|no longer|former|until (now|this version)|replaces it|not `--reuse-values`|renders the new templates|the chart before/i;
+  const removed = [/\btargets\.jobguard\.io\b/, /webhook\.(jobs|targets|status)\.failurePolicy\b/, /every Job write/, /Not sent to jobguard/,
+    /kubectl logs deploy\//, /--reuse-values/];
+  const bad = [];
+  for (const [name, text] of files) {
+    text.split('\n').forEach((line, i) => {
+      const where = `${name}:${i + 1}`;
+      for (const re of removed) if (re.test(line) && !gone.test(line)) bad.push(`${where}: ${re.source}`);
+      for (const m of line.matchAll(/(?<![\w<>.%-])([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.jobguard\.io)\b/g)) {
+        if (!known.has(m[1]) && !(m[1] === 'targets.jobguard.io' && gone.test(line))) bad.push(`${where}: ${m[1]} is not a webhook the chart renders`);
+      }
+    });
+  }
+  c('no line names a removed webhook, key or default without saying it is gone', bad.length === 0, bad.slice(0, 12).join('; '));
+  // the check itself: a planted stale line is found
+  const planted = 'With failurePolicy Fail every Job write fails (targets.jobguard.io, webhook.jobs.failurePolicy).';
+  c('a planted stale line is caught', removed.filter((re) => re.test(planted)).length >= 3 && !gone.test(planted));
+}
+
 // ---------------------------------------------------------------- main
 scenarios(main);
+staleChecks();
+historyChecks();
 packageChecks();
 if (!process.env.JOBGUARD_CHART_NO_SELFTEST) mutationTests();
 console.log(`${main.passed} passed, ${main.failed} failed`);

@@ -8,7 +8,9 @@
 // list per group version) for the kinds the chart renders, and GET of one object, found in the
 // JSON list OBJECTS.json (re-read on every request, so the caller changes "the cluster" between
 // renders by rewriting the file); everything else is 404 NotFound, and collections are empty.
-// It accepts no writes: Helm's dry runs do not send any.
+// Writes: only a JSON patch (application/json-patch+json, ops test and replace) of an object, which
+// is applied to OBJECTS.json (a failed test is 422 Invalid), as the chart's bootstrap hook sends; Helm's
+// dry runs send none.
 //
 //   node fakeapi.mjs OBJECTS.json --tls CERT KEY --token TOKEN
 //
@@ -31,6 +33,7 @@ for (let i = 1; i < args.length; i++) {
 }
 // [group, version, kind, resource, namespaced]
 const kinds = [
+  ['', 'v1', 'Namespace', 'namespaces', false],
   ['', 'v1', 'Secret', 'secrets', true],
   ['', 'v1', 'Service', 'services', true],
   ['', 'v1', 'ServiceAccount', 'serviceaccounts', true],
@@ -71,6 +74,7 @@ function serve(req, res) {
     fs.writeFileSync(forbid, String(n - 1));
     return reply(res, 403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'forbidden' });
   }
+  if (req.method === 'PATCH') return patch(req, res, p);
   if (req.method !== 'GET') return reply(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 405, message: 'read-only' });
   if (p === '/version') return reply(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.0' });
   if (p === '/api') return reply(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
@@ -83,7 +87,8 @@ function serve(req, res) {
   const m = p.match(PATH);
   if (!m) return notFound(res, p);
   const [group, version] = m[1] ? ['', 'v1'] : [m[2], m[3]];
-  const [ns, resource, name] = [m[4], m[5], m[6]];
+  let [ns, resource, name] = [m[4], m[5], m[6]];
+  if (ns && !resource && m[1]) [ns, resource, name] = [undefined, 'namespaces', ns]; // /api/v1/namespaces/NAME
   const gv = group ? `${group}/${version}` : version;
   const here = kinds.filter((k) => k[0] === group && k[1] === version);
   if (!ns && !resource) {
@@ -96,6 +101,36 @@ function serve(req, res) {
   const obj = cluster().find((o) => o.apiVersion === gv && o.kind === k[2] && o.metadata?.name === name &&
     (o.metadata?.namespace ?? '') === (ns ?? ''));
   return obj ? reply(res, 200, obj) : notFound(res, `${resource} "${name}"`);
+}
+// A JSON patch of one object: test and replace ops on /a/0/b paths.
+function patch(req, res, p) {
+  let body = '';
+  req.on('data', (d) => { body += d; });
+  req.on('end', () => {
+    const m = p.match(PATH);
+    const objects = cluster();
+    const gv = m?.[1] ? 'v1' : `${m?.[2]}/${m?.[3]}`;
+    const obj = m && objects.find((o) => o.apiVersion === gv && o.metadata?.name === m[6] && o.kind?.toLowerCase() + 's' === m[5]);
+    if (!obj) return notFound(res, p);
+    if (req.headers['content-type'] !== 'application/json-patch+json') return reply(res, 415, { kind: 'Status', code: 415, message: 'json-patch only' });
+    let ops;
+    try { ops = JSON.parse(body); } catch { return reply(res, 400, { kind: 'Status', code: 400, message: 'bad JSON' }); }
+    const work = structuredClone(obj);
+    for (const op of ops) {
+      const keys = op.path.split('/').slice(1);
+      const parent = keys.slice(0, -1).reduce((o, k) => (o == null ? o : o[k]), work);
+      const last = keys.at(-1);
+      if (parent == null || !(last in parent)) return reply(res, 422, { kind: 'Status', code: 422, reason: 'Invalid', message: `no ${op.path}` });
+      if (op.op === 'test' && JSON.stringify(parent[last]) !== JSON.stringify(op.value)) {
+        return reply(res, 422, { kind: 'Status', code: 422, reason: 'Invalid', message: `test failed at ${op.path}` });
+      }
+      if (op.op === 'replace') parent[last] = op.value;
+      else if (op.op !== 'test') return reply(res, 422, { kind: 'Status', code: 422, message: `op ${op.op}` });
+    }
+    Object.assign(obj, work);
+    fs.writeFileSync(objectsFile, JSON.stringify(objects));
+    return reply(res, 200, obj);
+  });
 }
 const server = opt.cert
   ? https.createServer({ cert: fs.readFileSync(opt.cert), key: fs.readFileSync(opt.key) }, serve)

@@ -141,7 +141,7 @@ done <"$here/helm.pins"
 # Node dependencies go into the build tree, not the source tree.
 nd=$work/node
 mkdir -p "$nd"
-cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$here/lossless.mjs" "$here/monitoring.mjs" "$nd/"
+cp "$here/package.json" "$here/package-lock.json" "$here/validate.mjs" "$here/checks.mjs" "$here/fakeapi.mjs" "$here/rows.mjs" "$here/lossless.mjs" "$here/monitoring.mjs" "$here/bootstrap.mjs" "$nd/"
 if ! cmp -s "$here/package-lock.json" "$nd/node_modules/.package-lock.json.installed" 2>/dev/null; then
 	log "npm ci in $nd"
 	if ! (cd "$nd" && npm ci --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1; then
@@ -370,14 +370,68 @@ require('fs').writeFileSync('$s/cluster.json', JSON.stringify([v]))") || return 
 	expect_test "test.caSource=secret: the script passes with the TLS Secret's CA, whatever the webhooks hold, and says it checked the Service only" \
 		0 '^PASS: jobguard denied the Job, over TLS verified with ca.crt of the TLS Secret \(the Service only' \
 		"$s/test-secret.sh" secret 'for (const w of v.webhooks) delete w.clientConfig.caBundle'
+	# First install (templates/bootstrap.yaml), on the stand-in API server holding Namespace kube-system
+	# and the TLS Secret of the default render (so that the render keeps its CA): helm renders every
+	# webhook Ignore, plus the bootstrap hook. The API server refuses a write on a failed call only with
+	# failurePolicy Fail, so while jobguard is down nothing the configuration sends can be refused. The
+	# hook's script, run against that API server while jobguard is stopped, keeps waiting and changes
+	# nothing; once jobguard is back it sets the final failurePolicies, and the configuration is then
+	# exactly the one `helm template` renders. A render with a ready Deployment is that final form.
+	curl -fs "http://127.0.0.1:$ops/metrics" >"$s/metrics.txt" 2>/dev/null
+	printf '%s\n' 'apiVersion: v1' 'kind: Config' 'current-context: fake' \
+		"clusters: [{name: fake, cluster: {server: \"https://127.0.0.1:$apiport\", insecure-skip-tls-verify: true}}]" \
+		'contexts: [{name: fake, context: {cluster: fake, user: fake}}]' \
+		"users: [{name: fake, user: {token: \"$(cat "$s/token")\"}}]" >"$s/kubeconfig"
+	cp "$s/token" "$s/sa/token"
+	for b in first:0 none:-1 ready:2; do
+		(cd "$nd" && node bootstrap.mjs cluster "$s/default.yaml" "${b#*:}" "$s/cluster.json") &&
+			KUBECONFIG=$s/kubeconfig HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+				"$work/helm/$hv/helm" install jobguard "$chart" -n default --dry-run=server --disable-openapi-validation \
+				-o json >"$s/boot-${b%:*}.json" 2>"$s/boot-${b%:*}.err"
+	done
+	summary=$(cd "$nd" && node bootstrap.mjs check "$s" 2>&1)
+	check "helm $hv: first install on the stand-in API server: every webhook Ignore (a failed call cannot refuse a write), the bootstrap hook, the rest as helm template" \
+		grep -qx 'first ignore=true hook=true same-but-policy=true final=false' <<<"$summary"
+	check "helm $hv: no jobguard Deployment yet (an upgrade from enforcement vap): the same" \
+		grep -qx 'none ignore=true hook=true same-but-policy=true final=false' <<<"$summary"
+	check "helm $hv: a ready Deployment: exactly the configuration of helm template, no bootstrap hook" \
+		grep -qx 'ready ignore=false hook=false same-but-policy=true final=true' <<<"$summary"
+	grep -q '^first ignore=true hook=true' <<<"$summary" || { sed 's/^/  /' <<<"$summary" | tail -5; cat "$s"/boot-*.err | tail -5; }
+	cp "$s/boot-cluster.json" "$s/cluster.json" 2>/dev/null
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	sed -e "s|/tmp/|$s/boot-|g" -e "s|/var/run/secrets/jobguard-bootstrap|$s/sa|g" -e 's|sleep 2|sleep 0.2|' \
+		-e "s|curl -sS|curl -sS --resolve jobguard.default.svc:$port:127.0.0.1 --resolve kubernetes.default.svc:$apiport:127.0.0.1|" \
+		"$s/boot.sh" >"$s/boot-run.sh" 2>/dev/null
+	(
+		. "$s/boot.env"
+		export URL="https://jobguard.default.svc:$port/validate?timeout=5s" APISERVER="https://kubernetes.default.svc:$apiport"
+		exec sh -ec "$(cat "$s/boot-run.sh")"
+	) >"$s/boot-run.log" 2>&1 &
+	bootpid=$!
+	sleep 3
+	check "helm $hv: bootstrap hook: while jobguard is down it keeps waiting and every webhook stays Ignore" sh -c \
+		"kill -0 $bootpid && grep -q '^waiting: no answer from' '$s/boot-run.log' && ! grep -q '\"failurePolicy\":\"Fail\"' '$s/cluster.json'"
+	"$bin" "${args[@]}" >"$s/server.log" 2>&1 &
+	srv=$!
+	for _ in $(seq 150); do kill -0 "$bootpid" 2>/dev/null || break; sleep 0.1; done
+	kill "$bootpid" 2>/dev/null
+	wait "$bootpid"
+	rc=$?
+	check "helm $hv: bootstrap hook: once jobguard answers it sets the final failurePolicies, and the configuration is that of helm template" \
+		sh -c "test $rc -eq 0 && grep -q '^PASS: ValidatingWebhookConfiguration/jobguard: final failurePolicies set' '$s/boot-run.log' &&
+			cd '$nd' && node bootstrap.mjs same '$s/cluster.json' '$s/rendered-vwc.json'"
+	[[ $rc -eq 0 ]] || sed 's/^/  bootstrap: /' "$s/boot-run.log" | tail -5
+	for _ in $(seq 200); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 	kill "$api" 2>/dev/null
 	wait "$api" 2>/dev/null
-	# Monitoring: the PrometheusRule and the dashboard read only series this server exports, parse
-	# with promtool, and the alerts fire (and stay quiet) as alerts-test.yaml expects.
-	curl -fs "http://127.0.0.1:$ops/metrics" >"$s/metrics.txt" 2>/dev/null
+	# Monitoring: the PrometheusRule (enforcement both: every group) and the dashboard read only series
+	# this server or the API server exports, parse with promtool, and the alerts fire (and stay quiet)
+	# as alerts-test.yaml expects.
 	KUBECONFIG=$s/no-cluster HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
 		"$work/helm/$hv/helm" template jobguard "$chart" --set metrics.prometheusRule.enabled=true \
-		--set metrics.dashboard.enabled=true >"$s/monitoring.yaml" 2>"$s/monitoring.err"
+		--set metrics.dashboard.enabled=true --set enforcement=both --set-file "vap.manifests=$work/vap.yaml" \
+		>"$s/monitoring.yaml" 2>"$s/monitoring.err"
 	if (cd "$nd" && node monitoring.mjs "$s/monitoring.yaml" "$s/metrics.txt" "$s/mon") >"$s/monitoring.log" 2>&1; then
 		passed=$((passed + 1))
 	else

@@ -1,3 +1,44 @@
+{{- /*
+Values that earlier charts' values.yaml did not have, with the defaults of this chart's values.yaml.
+`helm upgrade --reuse-values` renders the new templates over the old chart's values, and a values file
+copied from an old `helm show values` lacks them too; every template starts by merging these in (a key
+that is set, to anything, keeps its value), so that such a render gets today's defaults. The chart tests
+render over every earlier values.yaml of the repository's history and compare the webhooks with a
+fresh render. Add a key here whenever values.yaml gains one.
+*/}}
+{{- define "jobguard.defaults" -}}
+{{- $targets := dict }}
+{{- range $k, $_ := include "jobguard.targetTable" . | fromYaml }}{{ $_ := set $targets $k (dict "enabled" true "matchConditions" list) }}{{ end }}
+{{- include "jobguard.fillMissing" (list .Values (dict
+  "enforcement" "webhook"
+  "vap" (dict "manifests" "")
+  "policy" dict
+  "policyCheck" (dict "enabled" true "activeDeadlineSeconds" 120 "resources" (dict "requests" (dict "cpu" "10m" "memory" "16Mi") "limits" (dict "memory" "64Mi")))
+  "metrics" (dict
+    "prometheusRule" (dict "enabled" false "labels" dict "selector" "" "for" "5m" "certificateExpiryWarningDays" 14 "certificateExpiryCriticalDays" 3 "errorRatio" 0.05 "latencySeconds" 0.5 "denialsPer15m" 10
+      "apiServerSelector" "job=\"apiserver\"" "apiServerFor" "5m" "apiServerLatencyRatio" 0.5 "vapPolicyRegex" "jobguard-.*")
+    "dashboard" (dict "enabled" false "labels" (dict "grafana_dashboard" "1") "annotations" dict))
+  "webhook" (dict
+    "failurePolicy" (dict "jobs" "" "targets" "" "status" "")
+    "bootstrap" true
+    "jobs" (dict "enabled" true "matchConditions" list "cronJobs" true "cronJobName" "cronjobs.jobguard.io" "cronJobMatchConditions" list)
+    "status" (dict "matchConditions" list))
+  "targets" $targets
+  "certificates" (dict "helm" (dict "newCA" false))
+  "test" (dict "caSource" "webhookConfiguration"))) }}
+{{- end }}
+
+{{- /* (list DST SRC): sets each key of the map SRC that the map DST lacks, recursively into maps both
+have. Unlike sprig's merge it keeps a false, 0 or "" that DST holds. Prints nothing. */}}
+{{- define "jobguard.fillMissing" -}}
+{{- $dst := index . 0 }}
+{{- range $k, $v := index . 1 }}
+{{- if not (hasKey $dst $k) }}{{ $_ := set $dst $k $v }}
+{{- else if and (kindIs "map" $v) (kindIs "map" (index $dst $k)) }}{{ include "jobguard.fillMissing" (list (index $dst $k) $v) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Chart name, truncated to 63 characters (a DNS label). */}}
 {{- define "jobguard.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
@@ -85,10 +126,17 @@ app.kubernetes.io/part-of: jobguard
 {{- if eq .Values.certificates.mode "existingSecret" }}
 {{- $_ := required "certificates.existingSecret.caBundle is required when certificates.mode is existingSecret (base64 PEM CA; certs/generate.sh prints it)" .Values.certificates.existingSecret.caBundle }}
 {{- end }}
+{{- include "jobguard.memoryCheck" . }}
 {{- if and .Values.server.clientAuth.enabled (not .Values.server.clientAuth.caSecretName) }}
 {{- fail "server.clientAuth.caSecretName is required when server.clientAuth.enabled is true" }}
 {{- end }}
 {{- $w := .Values.webhook }}
+{{- range $g, $former := dict "jobs" "Fail" "targets" "Fail" "status" "Ignore" }}
+{{- $old := dig $g "failurePolicy" "" $w }}
+{{- if and $old (ne $old $former) }}
+{{- fail (printf "webhook.%s.failurePolicy is no longer read: set webhook.failurePolicy.%s: %s instead (\"\" follows the rule modes; docs/modes.md)" $g $g $old) }}
+{{- end }}
+{{- end }}
 {{- if and $w.jobs.enabled $w.jobs.cronJobs (eq $w.jobs.name $w.jobs.cronJobName) }}
 {{- fail "webhook.jobs.name and webhook.jobs.cronJobName must differ" }}
 {{- end }}
@@ -140,8 +188,13 @@ more than the API server's 64 conditions.
   {{- end }}
 {{- end }}
 
-{{/* namespaceSelector shared by every webhook. */}}
-{{- define "jobguard.namespaceSelector" -}}
+{{- /*
+The exemptions of every webhook, as YAML {namespaces: [names never sent: webhook.excludedNamespaces and,
+with webhook.excludeReleaseNamespace, the release namespace], expressions: [webhook.
+namespaceSelectorExpressions: a namespace is sent only when its labels match all of them]}. The
+webhooks' namespaceSelector is built from it (jobguard.namespaceSelector); NOTES prints it.
+*/}}
+{{- define "jobguard.exemptions" -}}
 {{- $excluded := list }}
 {{- range .Values.webhook.excludedNamespaces }}
 {{- $excluded = append $excluded . }}
@@ -149,11 +202,17 @@ more than the API server's 64 conditions.
 {{- if and .Values.webhook.excludeReleaseNamespace (not (has .Release.Namespace $excluded)) }}
 {{- $excluded = append $excluded .Release.Namespace }}
 {{- end }}
-{{- $exprs := list }}
-{{- if $excluded }}
-{{- $exprs = append $exprs (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" $excluded) }}
+{{- toYaml (dict "namespaces" $excluded "expressions" (.Values.webhook.namespaceSelectorExpressions | default list)) }}
 {{- end }}
-{{- range .Values.webhook.namespaceSelectorExpressions }}
+
+{{/* namespaceSelector shared by every webhook (jobguard.exemptions). */}}
+{{- define "jobguard.namespaceSelector" -}}
+{{- $ex := include "jobguard.exemptions" . | fromYaml }}
+{{- $exprs := list }}
+{{- if $ex.namespaces }}
+{{- $exprs = append $exprs (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" $ex.namespaces) }}
+{{- end }}
+{{- range $ex.expressions }}
 {{- $exprs = append $exprs . }}
 {{- end }}
 {{- if $exprs }}
@@ -162,6 +221,13 @@ matchExpressions:
 {{- else -}}
 {}
 {{- end }}
+{{- end }}
+
+{{/* The exempt namespaces in words, for NOTES: the names, then the label condition a namespace must meet to be sent. */}}
+{{- define "jobguard.exemptNamespaces" -}}
+{{- $ex := include "jobguard.exemptions" . | fromYaml }}
+{{- if $ex.namespaces }}{{ join ", " $ex.namespaces }}{{ else }}none by name{{ end }}
+{{- with $ex.expressions }}; and every namespace whose labels do not match {{ toJson . }}{{ end }}
 {{- end }}
 
 {{- /* Built-in CRD targets (src/engine/targets.c): kind, group, served versions, plural, managedBy path,
@@ -328,4 +394,156 @@ group and resource or a webhook name used twice.
 {{- $out = append $out (dict "key" $r.key "name" $r.name "statusName" $r.statusName "group" $r.group "versions" $r.versions "resource" $r.resource "sendExpr" $sendExpr "expr" $expr "matchConditions" $mc "from" $r.from) }}
 {{- end }}
 {{ toYaml (dict "rows" $out) }}
+{{- end }}
+
+{{- /*
+The rules each webhook can refuse a request with (`jobguard rules`; docs/webhooks.md, "Why nothing
+jobguard would refuse is left out"), by webhook group: jobs (Job CREATE/UPDATE), cronjobs, jobsStatus
+(jobs/status), targets (a CRD kind's CREATE/UPDATE), targetsStatus (<resource>/status). The chart tests
+check that every rule ID of the values schema is in one of them.
+*/}}
+{{- define "jobguard.webhookRules" }}
+jobs: [ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength, ALWAYS-ManagedByImmutable, Policy-AllowedControllers]
+cronjobs: [ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength, Policy-AllowedControllers]
+jobsStatus: [Policy-StatusWriters, ALWAYS-NonNeg, ALWAYS-UncountedEmpty, ALWAYS-UncountedDup, RejectCompleteJobWithFailedCondition, RejectCompleteJobWithFailureTargetCondition, RejectNotCompleteJobWithCompletionTime, RejectCompleteJobWithoutCompletionTime, RejectCompletionTimeBeforeStartTime, RejectFailedJobWithoutFailureTarget, RejectCompleteJobWithoutSuccessCriteriaMet, RejectFinishedJobWithActivePods, RejectFinishedJobWithoutStartTime, RejectFinishedJobWithUncountedTerminatedPods, RejectInvalidCompletedIndexes, RejectInvalidFailedIndexes, RejectCompletedIndexesForNonIndexedJob, RejectFailedIndexesForNoBackoffLimitPerIndex, RejectFailedIndexesOverlappingCompleted, RejectFinishedJobWithTerminatingPods, RejectMoreReadyThanActivePods, X1-SuccessCriteriaMetNonIndexed, ALWAYS-SCMFailed, ALWAYS-SCMFailureTarget, X2-SuccessCriteriaMetWithoutSuccessPolicy, ALWAYS-SuccessPolicyComplete, RejectDisablingTerminalCondition, RejectDecreasingFailedCounter, RejectDecreasingSucceededCounter, RejectMutatingCompletionTime, RejectStartTimeUpdateForUnsuspendedJob, ALWAYS-SCMDisable, ALWAYS-SCMAfterComplete]
+targets: [ALWAYS-ManagedByFormat, ALWAYS-ManagedByLength, ALWAYS-ManagedByImmutable, Target-NestedManagedBy, Target-DelegationUnsupported, Policy-AllowedControllers]
+targetsStatus: [Policy-StatusWriters]
+{{- end }}
+
+{{- /*
+The failurePolicy of each webhook group (the keys of jobguard.webhookRules), as YAML
+{<group>: {failurePolicy, deny: [rule IDs in deny mode], explicit: bool}}. A rule's mode is the one
+jobguard serve ends up with: the policy's modes (the rule's ID, else "*", else deny), then --mode ID=MODE
+and --disable-rule ID in server.extraArgs (docs/modes.md). A webhook is Fail when one of its rules is in
+deny, Ignore otherwise (audit, warn and off never refuse, so an unreachable jobguard must not either);
+webhook.failurePolicy.<jobs|targets|status> set to Fail or Ignore wins.
+*/}}
+{{- define "jobguard.failurePolicies" -}}
+{{- $modes := deepCopy ((.Values.policy | default dict).modes | default dict) }}
+{{- $args := .Values.server.extraArgs | default list }}
+{{- range $i, $a := $args }}
+{{- $v := "" }}{{ $flag := "" }}
+{{- if or (eq $a "--mode") (eq $a "--disable-rule") }}{{ $flag = $a }}{{ if lt (add1 $i) (len $args) }}{{ $v = index $args (add1 $i) }}{{ end }}
+{{- else if hasPrefix "--mode=" $a }}{{ $flag = "--mode" }}{{ $v = trimPrefix "--mode=" $a }}
+{{- else if hasPrefix "--disable-rule=" $a }}{{ $flag = "--disable-rule" }}{{ $v = trimPrefix "--disable-rule=" $a }}
+{{- end }}
+{{- if and (eq $flag "--mode") (contains "=" $v) }}
+{{- $kv := splitn "=" 2 $v }}
+{{- if eq $kv._0 "*" }}{{ $modes = dict "*" $kv._1 }}{{ else }}{{ $_ := set $modes $kv._0 $kv._1 }}{{ end }}
+{{- else if and (eq $flag "--disable-rule") $v }}
+{{- $_ := set $modes $v "off" }}
+{{- end }}
+{{- end }}
+{{- $default := index $modes "*" | default "deny" }}
+{{- $explicit := .Values.webhook.failurePolicy | default dict }}
+{{- $groupOf := dict "jobs" "jobs" "cronjobs" "jobs" "jobsStatus" "status" "targets" "targets" "targetsStatus" "status" }}
+{{- $out := dict }}
+{{- range $w, $rules := include "jobguard.webhookRules" . | fromYaml }}
+{{- $deny := list }}
+{{- range $rules }}{{ if eq (index $modes . | default $default) "deny" }}{{ $deny = append $deny . }}{{ end }}{{ end }}
+{{- $e := index $explicit (index $groupOf $w) | default "" }}
+{{- $_ := set $out $w (dict "failurePolicy" ($e | default (ternary "Fail" "Ignore" (gt (len $deny) 0))) "deny" $deny "explicit" (ne $e "")) }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{- /* The jobs-status webhook's own matchCondition: Jobs delegated to an external controller (in the
+new or the stored object). The built-in Job controller's status writes stay inside the API server. */}}
+{{- define "jobguard.jobsStatusCEL" -}}
+(object != null && has(object.spec) && has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller') || (oldObject != null && has(oldObject.spec) && has(oldObject.spec.managedBy) && oldObject.spec.managedBy != 'kubernetes.io/job-controller')
+{{- end }}
+
+{{- /*
+webhook.status.matchConditions without the condition earlier charts shipped there as a default (a
+values file copied from `helm show values`, or `helm upgrade --reuse-values`, still carries it): the
+template now generates it (jobguard.jobsStatusCEL), so a copied default neither pins the old expression
+nor collides with the generated one. Anything else the user wrote stays. A YAML list.
+*/}}
+{{- define "jobguard.statusMatchConditions" -}}
+{{- $former := list "has(object.spec.managedBy) && object.spec.managedBy != 'kubernetes.io/job-controller'" (include "jobguard.jobsStatusCEL" .) }}
+{{- $out := list }}
+{{- range (.Values.webhook.status.matchConditions | default list) }}
+{{- if not (and (eq .name "external-managed-by") (has .expression $former)) }}{{ $out = append $out . }}{{ end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{- /*
+The webhooks of the ValidatingWebhookConfiguration in their order, as YAML {hooks: [{name, group}]}
+(group: a key of jobguard.failurePolicies). webhook.yaml builds the same list with every field.
+*/}}
+{{- define "jobguard.webhookNames" -}}
+{{- $w := .Values.webhook }}
+{{- $out := list }}
+{{- if $w.jobs.enabled }}
+{{- $out = append $out (dict "name" $w.jobs.name "group" "jobs") }}
+{{- if $w.jobs.cronJobs }}{{ $out = append $out (dict "name" $w.jobs.cronJobName "group" "cronjobs") }}{{ end }}
+{{- end }}
+{{- if $w.status.enabled }}{{ $out = append $out (dict "name" $w.status.name "group" "jobsStatus") }}{{ end }}
+{{- range (include "jobguard.targetRows" . | fromYaml).rows }}
+{{- $out = append $out (dict "name" .name "group" "targets") }}
+{{- if $w.status.enabled }}{{ $out = append $out (dict "name" .statusName "group" "targetsStatus") }}{{ end }}
+{{- end }}
+{{- toYaml (dict "hooks" $out) }}
+{{- end }}
+
+{{- /*
+"true" when this render installs the webhooks where no jobguard pod is ready yet and one of them is
+Fail in its final form: a first install, or an upgrade whose Deployment has no ready replica (it was
+enforcement vap, or it is broken). The webhooks are then rendered Ignore, so that nothing can be
+refused before jobguard answers, and the post-install/post-upgrade hook of bootstrap.yaml sets the
+final failurePolicies once jobguard answers a review through the Service with the caBundle the API
+server holds. Needs the API server: the chart asks for Namespace kube-system (every cluster has it) to
+tell a render for a cluster from `helm template`, which has none and so renders the final form, the one
+an installed release converges to (GitOps tools apply that; docs/install.md, "First install").
+webhook.bootstrap: false turns this off.
+*/}}
+{{- define "jobguard.bootstrap" -}}
+{{- if and (ne .Values.enforcement "vap") .Values.webhook.bootstrap (lookup "v1" "Namespace" "" "kube-system") }}
+{{- $d := lookup "apps/v1" "Deployment" .Release.Namespace (include "jobguard.fullname" .) }}
+{{- if not (gt (int64 (dig "status" "readyReplicas" 0 ($d | default dict))) 0) }}
+{{- $fp := include "jobguard.failurePolicies" . | fromYaml }}
+{{- $fail := false }}
+{{- range (include "jobguard.webhookNames" . | fromYaml).hooks }}{{ if eq (index $fp .group).failurePolicy "Fail" }}{{ $fail = true }}{{ end }}{{ end }}
+{{- if $fail }}true{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+The memory arithmetic of `jobguard serve` (src/server/serve.c and budget.c), so that the chart refuses
+a resources.limits.memory that the server would refuse at start (exit 2): without --memory-budget, the
+limit must hold the process reserve, the policy reserve (twice a policy while reloading), per
+connection a base and --connection-memory-limit, and the smallest budget. Keep the numbers and the
+flag defaults here in step with the server (include/jobguard/server/budget.h, serve.c's flag table).
+Prints nothing; fails with the numbers.
+*/}}
+{{- define "jobguard.memoryCheck" -}}
+{{- $srv := dict "processReserve" 16777216 "policyReserve" 33554432 "connectionBase" 16384 "minBudget" 4194304
+  "maxConnections" "1024" "connectionMemoryLimit" "16KiB" "memoryBudget" "0" }}
+{{- $flags := dict "--max-connections" "maxConnections" "--connection-memory-limit" "connectionMemoryLimit" "--memory-budget" "memoryBudget" }}
+{{- $args := .Values.server.extraArgs | default list }}
+{{- range $i, $a := $args }}
+{{- range $flag, $key := $flags }}
+{{- if and (eq $a $flag) (lt (add1 $i) (len $args)) }}{{ $_ := set $srv $key (index $args (add1 $i)) }}
+{{- else if hasPrefix (printf "%s=" $flag) $a }}{{ $_ := set $srv $key (trimPrefix (printf "%s=" $flag) $a) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $units := dict "" 1 "K" 1024 "k" 1024 "Ki" 1024 "KiB" 1024 "M" 1048576 "Mi" 1048576 "MiB" 1048576 "G" 1073741824 "Gi" 1073741824 "GiB" 1073741824 }}
+{{- $bytes := dict }}
+{{- range $key := list "maxConnections" "connectionMemoryLimit" "memoryBudget" }}
+{{- $m := regexFindAll "^([0-9]+)(K|k|Ki|KiB|M|Mi|MiB|G|Gi|GiB)?$" (index $srv $key | toString) 1 }}
+{{- if $m }}{{ $_ := set $bytes $key (mul (regexFind "^[0-9]+" (first $m) | int64) (index $units (regexReplaceAll "^[0-9]+" (first $m) ""))) }}{{ end }}
+{{- end }}
+{{- $limit := dig "limits" "memory" "" (.Values.resources | default dict) | toString }}
+{{- $q := regexFindAll "^([0-9]+)(Ki|Mi|Gi|Ti|k|M|G|T)?$" $limit 1 }}
+{{- $qunits := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 }}
+{{- if and $q (hasKey $bytes "maxConnections") (hasKey $bytes "connectionMemoryLimit") (eq (index $bytes "memoryBudget" | default 0 | int64) 0) }}
+{{- $have := mul (regexFind "^[0-9]+" $limit | int64) (index $qunits (regexReplaceAll "^[0-9]+" $limit "")) }}
+{{- $need := add $srv.processReserve $srv.policyReserve $srv.minBudget (mul $bytes.maxConnections (add $srv.connectionBase $bytes.connectionMemoryLimit)) }}
+{{- if lt (int64 $have) (int64 $need) }}
+{{- fail (printf "resources.limits.memory %s (%d bytes) leaves jobguard no memory budget: with --max-connections %v and --connection-memory-limit %v it needs at least %d bytes (%dMi), and jobguard serve would exit 2 at start. Raise the limit, lower --max-connections in server.extraArgs, or set --memory-budget there (docs/memory.md)" $limit (int64 $have) (index $srv "maxConnections") (index $srv "connectionMemoryLimit") (int64 $need) (div (add $need 1048575) 1048576)) }}
+{{- end }}
+{{- end }}
 {{- end }}
