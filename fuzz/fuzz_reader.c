@@ -15,7 +15,7 @@
  *    the elements of its "items" array when it is an object that has one (kubectl's List rule),
  *    else the value itself: the same values (json_equal), in order, with no error.
  * Duplicate keys are left out of the differential because jansson keeps the last "items" while
- * the reader streams the first one it meets (docs/input.md); a raw NUL ends jansson's input. */
+ * the reader refuses a second one (docs/input.md); a raw NUL ends jansson's input. */
 #include "jobguard/reader.h"
 
 #include <jansson.h>

@@ -103,8 +103,7 @@ START_TEST(reservation_covers_every_shape) {
         }
     }
     /* a figure, not an assertion: how close the tightest shape comes to its reservation */
-    printf("# the tightest shape, %s, uses %.0f%% of its reservation\n", worst,
-           100 * worst_ratio);
+    printf("# the tightest shape, %s, uses %.0f%% of its reservation\n", worst, 100 * worst_ratio);
     jg_buf_free(&body);
 }
 END_TEST
@@ -188,13 +187,72 @@ START_TEST(take_busy_never_give) {
     size_t n = 0;
     while (jg_budget_take(4096, &c) == JG_BUDGET_TAKEN)
         n++;
-    ck_assert_uint_eq(n, 80 * MiB / jg_budget_request_cost(4096));
+    ck_assert_uint_eq(n, 80 * MiB / (jg_budget_request_cost(4096) - 4097));
     while (n--)
         jg_budget_give(4096, c);
     ck_assert_uint_eq(jg_budget_held(), 0);
     /* a budget that holds the body limit */
     jg_budget_init(1024 * MiB);
     ck_assert_uint_eq(jg_budget_max_body(), JG_MAX_BODY_BYTES);
+}
+END_TEST
+
+/* --- holds: what clients make the server hold while they take their time --- */
+
+static struct jg_budget_hold hold_at(uint64_t seq) {
+    return (struct jg_budget_hold){.seq = seq, .fd = -1};
+}
+
+START_TEST(holds_share_and_eviction) {
+    const uint64_t MiB = 1 << 20;
+    jg_budget_init(80 * MiB);
+    /* clients hold at most three quarters: 60 MiB of 2 MiB holds, then a large request must wait */
+    struct jg_budget_hold h[32];
+    size_t n = 0;
+    for (; n < 32; n++) {
+        h[n] = hold_at(n);
+        if (!jg_budget_hold_grow(&h[n], 2 * MiB, false)) break;
+    }
+    ck_assert_uint_eq(n, 30);
+    ck_assert_uint_eq(jg_budget_held(), 60 * MiB);
+    ck_assert(!h[30].listed && h[30].bytes == 0);
+    ck_assert_uint_eq(jg_budget_evicted(), 0);
+    /* a small request evicts the oldest holds it needs, and only older ones */
+    struct jg_budget_hold small = hold_at(100);
+    ck_assert(jg_budget_hold_grow(&small, 64 << 10, true));
+    ck_assert(h[0].evicted && !h[1].evicted);
+    ck_assert_uint_eq(jg_budget_evicted(), 1);
+    ck_assert_uint_eq(jg_budget_held(), 58 * MiB + (64 << 10));
+    /* an evicted hold cannot grow again */
+    ck_assert(!jg_budget_hold_grow(&h[0], 4 * MiB, true));
+    /* a hold older than all others evicts nothing */
+    struct jg_budget_hold oldest = hold_at(0);
+    jg_budget_hold_release(&h[0]);
+    ck_assert(!jg_budget_hold_grow(&oldest, 4 * MiB, true));
+    ck_assert(!h[1].evicted);
+    /* decisions: a small one fits in the last quarter whatever clients hold */
+    uint64_t c;
+    ck_assert_int_eq(jg_budget_take(16 << 10, &c), JG_BUDGET_TAKEN);
+    ck_assert_uint_eq(c, jg_budget_request_cost(16 << 10) - ((16 << 10) + 1));
+    /* a large one does not fit beside the holds */
+    uint64_t big;
+    ck_assert_int_eq(jg_budget_take(2 * JG_BUDGET_LARGE_BODY, &big), JG_BUDGET_BUSY);
+    jg_budget_give(16 << 10, c);
+    /* the answer replaces the body: the hold is set to its size, whatever the room */
+    jg_budget_hold_set(&small, 3 * MiB);
+    ck_assert_uint_eq(jg_budget_held(), 61 * MiB);
+    jg_budget_hold_release(&small);
+    for (size_t i = 1; i < n; i++)
+        jg_budget_hold_release(&h[i]);
+    ck_assert_uint_eq(jg_budget_held(), 0);
+    /* growing never shrinks; releasing twice is harmless */
+    struct jg_budget_hold g = hold_at(200);
+    ck_assert(jg_budget_hold_grow(&g, MiB, false));
+    ck_assert(jg_budget_hold_grow(&g, 1024, false));
+    ck_assert_uint_eq(jg_budget_held(), MiB);
+    jg_budget_hold_release(&g);
+    jg_budget_hold_release(&g);
+    ck_assert_uint_eq(jg_budget_held(), 0);
 }
 END_TEST
 
@@ -315,7 +373,8 @@ START_TEST(v1_kubernetes) {
     struct jg_cgroup_limits l;
     jg_cgroup_read(root, &l);
     ck_assert_uint_eq(l.memory_bytes, 268435456);
-    expect_file(l.memory_file, "sys/fs/cgroup/memory/kubepods/burstable/pod1/memory.limit_in_bytes");
+    expect_file(l.memory_file,
+                "sys/fs/cgroup/memory/kubepods/burstable/pod1/memory.limit_in_bytes");
     ck_assert_uint_eq(l.cpus, 2);
     expect_file(l.cpu_file, "sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1/cpu.cfs_quota_us");
 }
@@ -385,6 +444,7 @@ int main(void) {
     tcase_add_test(tc, reservation_covers_status_writer_groups);
     tcase_add_test(tc, default_budget_arithmetic);
     tcase_add_test(tc, take_busy_never_give);
+    tcase_add_test(tc, holds_share_and_eviction);
     suite_add_tcase(s, tc);
     TCase *cg = tcase_create("cgroup");
     tcase_add_checked_fixture(cg, setup_root, teardown_root);

@@ -62,6 +62,7 @@ struct jg_policy {
     struct jg_strset exempt_set;          /* status_writer_exempt, looked up */
     unsigned char mode[64];               /* per rule ID (enum jg_mode); "*" fills the rest */
     char sha256[65];                      /* hex digest of the file's bytes; "" for no file */
+    bool yaml;                            /* read as YAML (a cut file can still be valid) */
 };
 
 /* Reads and validates a policy. On failure returns NULL and writes into `err` one line naming the

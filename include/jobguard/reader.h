@@ -45,9 +45,10 @@ int jg_reader_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen);
 void jg_reader_close(jg_reader *r);
 
 /* A whole YAML (or JSON) text as one JSON document, for files read whole (the policy file).
- * More than one document is an error. `source` names the input in errors. Returns a malloc'd
- * NUL-terminated JSON text (its length in *len) or NULL with err set. */
-char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t *len, char *err,
-                      size_t errlen);
+ * More than one document is an error. `source` names the input in errors. Aliases stop
+ * expanding once the JSON passes max bytes (at most JG_READER_MAX_DOC), an error naming max in
+ * MiB. Returns a malloc'd NUL-terminated JSON text (its length in *len) or NULL with err set. */
+char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t max, size_t *len,
+                      char *err, size_t errlen);
 
 #endif

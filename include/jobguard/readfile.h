@@ -20,13 +20,15 @@ bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, 
 
 /* What a watched file looked like (stat(2), symlinks followed): any difference means "read it
  * again". Kubernetes Secret and ConfigMap volumes swap a `..data` symlink, so the path resolves
- * to a new inode. ok=false: stat failed. */
+ * to a new inode. The change time is in it because a rewrite in place may keep the size and set
+ * the modification time back (`cp -p`, `rsync -t --inplace`, `tar x`); no one can set the change
+ * time back. ok=false: stat failed. */
 struct jg_file_sig {
     bool ok;
     dev_t dev;
     ino_t ino;
     off_t size;
-    struct timespec mtime;
+    struct timespec mtime, ctime;
 };
 struct jg_file_sig jg_file_sig_of(const char *path);
 bool jg_file_sig_eq(const struct jg_file_sig *a, const struct jg_file_sig *b);

@@ -32,6 +32,25 @@ bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value,
     return true;
 }
 
+bool jg_cli_fail_on(const char *cmd, const char *value, unsigned *fail_on) {
+    if (strcmp(value, "warn") == 0) {
+        *fail_on = 1u << JG_MODE_WARN;
+    } else if (strcmp(value, "audit") == 0) {
+        *fail_on = 1u << JG_MODE_WARN | 1u << JG_MODE_AUDIT;
+    } else {
+        fprintf(stderr, "jobguard %s: --fail-on: unsupported %s (warn or audit)\n", cmd, value);
+        return false;
+    }
+    return true;
+}
+
+int jg_cli_exit_status(size_t unreadable, const size_t broken_by_mode[], unsigned fail_on) {
+    if (unreadable) return 2;
+    for (int m = JG_MODE_DENY; m < JG_MODE_OFF; m++)
+        if (broken_by_mode[m] && (m == JG_MODE_DENY || (fail_on >> m & 1))) return 1;
+    return 0;
+}
+
 void jg_cli_where(const struct jg_doc *d, char *out, size_t cap) {
     const char *src = strcmp(d->source, "-") == 0 ? "stdin" : d->source;
     if (d->item >= 0)

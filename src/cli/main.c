@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"check", jg_cmd_check, "decide AdmissionReviews (or raw objects, JSON or YAML) offline"},
     {"convert", jg_cmd_convert, "print the JSON documents jobguard reads from files (YAML too)"},
     {"policy", jg_cmd_policy, "validate a policy file, or print the effective policy"},
+    {"replay", jg_cmd_replay, "decide the writes of an API server's audit log (old object, user)"},
     {"rules", jg_cmd_rules, "print the rule table"},
     {"scan", jg_cmd_scan, "check stored objects (kubectl get -o json) against the rules"},
     {"serve", jg_cmd_serve, "run the HTTPS admission webhook server"},

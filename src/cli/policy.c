@@ -220,6 +220,12 @@ static size_t lint_warnings(const struct jg_policy *p) {
     return n;
 }
 
+/* The policy a Helm values file gives the chart: jg_policy_load_values (src/policy/values.c), whose
+ * digest is the chart's (`toJson .Values.policy`). */
+struct jg_policy *jg_cli_load_values(const char *file, bool *absent, char *err, size_t errlen) {
+    return jg_policy_load_values(file, absent, err, errlen);
+}
+
 static int cmd_check(const char *file, bool strict, bool values) {
     char err[1024];
     bool absent = false;

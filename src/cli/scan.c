@@ -26,6 +26,13 @@ enum output { OUT_TEXT, OUT_JSON, OUT_POLICYREPORT, OUT_OPENREPORTS };
 #define MAX_SKIPPED_KINDS 64 /* kinds counted by name; more are counted together */
 #define MAX_KEPT_ERRORS 1000 /* unreadable documents listed in JSON output; more are counted */
 #define REPORT_RESULTS 1000  /* results per PolicyReport; more continue in the next one */
+/* Bytes of results per PolicyReport; more continue in the next one. etcd stores at most 1.5 MiB
+ * an object, and `kubectl apply` (client side) keeps a second copy of what it applies in an
+ * annotation: twice this, with the report's other fields, stays below it. */
+#define REPORT_BYTES ((size_t)512 << 10)
+/* The most of one result's message a report keeps (a managedBy value of 200 KB is quoted in its
+ * message); the rest is cut, and the cut says so. */
+#define REPORT_MESSAGE_BYTES 4096
 
 static void usage(FILE *f) {
     fprintf(
@@ -436,15 +443,32 @@ static const char *report_result(int mode) {
     return mode == JG_MODE_WARN ? "warn" : "fail";
 }
 
-static void report_entry(jg_buf *b, bool *first, const struct record *r, int rule, int mode,
+/* The length of s cut to at most max bytes, at the start of a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max) {
+    if (n <= max) return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
+/* One result, without a separator. */
+static void report_entry(jg_buf *b, const struct record *r, int rule, int mode,
                          const char *result, const char *field, const char *message) {
-    jg_buf_puts(b, *first ? "" : ",");
-    *first = false;
     jg_buf_printf(b, "{\"policy\":\"jobguard\",\"rule\":\"%s\",\"result\":\"%s\",",
                   jg_rules[rule].name, result);
     if (message) {
+        size_t n = strlen(message), keep = utf8_cut(message, n, REPORT_MESSAGE_BYTES);
         jg_buf_puts(b, "\"message\":");
-        json_str(b, message);
+        if (keep == n) {
+            json_str(b, message);
+        } else {
+            jg_buf cut = JG_BUF_INIT;
+            jg_buf_put(&cut, message, keep);
+            jg_buf_printf(&cut, "... [cut: the message is %zu bytes]", n);
+            jg_buf_json_string(b, cut.data ? cut.data : "", cut.len);
+            if (cut.oom) b->oom = true;
+            jg_buf_free(&cut);
+        }
         jg_buf_putc(b, ',');
     }
     jg_buf_printf(b, "\"source\":\"jobguard\",\"scored\":true,\"properties\":{\"mode\":\"%s\"",
@@ -473,13 +497,11 @@ static void report_entry(jg_buf *b, bool *first, const struct record *r, int rul
 struct report {
     jg_buf body;
     size_t pass, fail, warn, results, part;
-    bool first;
 };
 
 static void report_open(struct report *p) {
     jg_buf_reset(&p->body);
     p->pass = p->fail = p->warn = p->results = 0;
-    p->first = true;
     p->part++;
 }
 
@@ -511,11 +533,35 @@ static void report_close(struct scan *s, struct report *p, const char *ns, bool 
     flush_line(s);
 }
 
+/* One object's results, each rendered whole: result k ends at ends[k] in buf. */
+struct object_results {
+    jg_buf buf;
+    struct {
+        size_t end;
+        const char *result;
+    } *v;
+    size_t n, cap;
+};
+
+static bool add_result(struct object_results *o, const char *result) {
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 64;
+        void *v = realloc(o->v, cap * sizeof *o->v);
+        if (!v) return false;
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n].end = o->buf.len;
+    o->v[o->n++].result = result;
+    return true;
+}
+
 static void policy_reports(struct scan *s) {
     if (s->n_records) qsort(s->records, s->n_records, sizeof *s->records, by_namespace);
     printf("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
     bool first_item = true;
-    struct report p = {JG_BUF_INIT, 0, 0, 0, 0, 0, true};
+    struct report p = {JG_BUF_INIT, 0, 0, 0, 0, 0};
+    struct object_results obj = {JG_BUF_INIT, NULL, 0, 0}, *o = &obj;
     for (size_t i = 0; i < s->n_records;) {
         const char *ns = s->records[i].namespace_ ? s->records[i].namespace_ : "";
         p.part = 0;
@@ -523,34 +569,49 @@ static void policy_reports(struct scan *s) {
         for (; i < s->n_records; i++) {
             const struct record *r = &s->records[i];
             if (strcmp(r->namespace_ ? r->namespace_ : "", ns) != 0) break;
-            size_t entries = r->n_results;
-            for (int k = 0; k < JG_RULE_COUNT; k++)
-                entries += (r->passed & BIT(k)) != 0;
-            if (p.results && p.results + entries > REPORT_RESULTS) { /* the next part */
-                report_close(s, &p, ns, &first_item);
-                report_open(&p);
-            }
+            jg_buf_reset(&o->buf);
+            o->n = 0;
             for (size_t k = 0; k < r->n_results; k++) {
                 const struct result *v = &r->results[k];
                 const char *res = report_result(v->mode);
-                report_entry(&p.body, &p.first, r, v->rule, v->mode, res, v->field, v->message);
-                if (strcmp(res, "warn") == 0)
+                report_entry(&o->buf, r, v->rule, v->mode, res, v->field, v->message);
+                if (!add_result(o, res)) s->oom = true;
+            }
+            for (int k = 0; k < JG_RULE_COUNT; k++) {
+                if (!(r->passed & BIT(k))) continue;
+                report_entry(&o->buf, r, k, jg_rule_mode(&s->cfg, k), "pass", NULL, NULL);
+                if (!add_result(o, "pass")) s->oom = true;
+            }
+            if (o->buf.oom) s->oom = true;
+            /* An object's results stay in one report unless they alone pass its size. */
+            if (p.results && (p.results + o->n > REPORT_RESULTS ||
+                              p.body.len + o->buf.len + o->n > REPORT_BYTES)) {
+                report_close(s, &p, ns, &first_item);
+                report_open(&p);
+            }
+            for (size_t k = 0, from = 0; k < o->n; from = o->v[k++].end) {
+                size_t len = o->v[k].end - from;
+                if (p.results && p.body.len + 1 + len > REPORT_BYTES) {
+                    report_close(s, &p, ns, &first_item);
+                    report_open(&p);
+                }
+                if (p.results) jg_buf_putc(&p.body, ',');
+                jg_buf_put(&p.body, o->buf.data + from, len);
+                p.results++;
+                if (strcmp(o->v[k].result, "pass") == 0)
+                    p.pass++;
+                else if (strcmp(o->v[k].result, "warn") == 0)
                     p.warn++;
                 else
                     p.fail++;
             }
-            for (int k = 0; k < JG_RULE_COUNT; k++) {
-                if (!(r->passed & BIT(k))) continue;
-                report_entry(&p.body, &p.first, r, k, jg_rule_mode(&s->cfg, k), "pass", NULL,
-                             NULL);
-                p.pass++;
-            }
-            p.results += entries;
         }
         report_close(s, &p, ns, &first_item);
     }
     if (p.body.oom) s->oom = true;
     jg_buf_free(&p.body);
+    jg_buf_free(&o->buf);
+    free(o->v);
     printf("%s]}\n", first_item ? "" : "\n");
 }
 
@@ -625,15 +686,7 @@ int jg_cmd_scan(int argc, char **argv) {
                 }
                 s.out = (enum output)k;
             } else if (strcmp(a, "--fail-on") == 0) {
-                if (strcmp(v, "warn") == 0)
-                    s.fail_on = 1u << JG_MODE_WARN;
-                else if (strcmp(v, "audit") == 0)
-                    s.fail_on = 1u << JG_MODE_WARN | 1u << JG_MODE_AUDIT;
-                else {
-                    fprintf(stderr, "jobguard scan: --fail-on: unsupported %s (warn or audit)\n",
-                            v);
-                    goto out;
-                }
+                if (!jg_cli_fail_on("scan", v, &s.fail_on)) goto out;
             } else if (!jg_cli_config_flag("scan", a, v, &s.cfg)) {
                 goto out;
             }
@@ -677,14 +730,7 @@ int jg_cmd_scan(int argc, char **argv) {
         policy_reports(&s);
     fflush(stdout);
     if (s.oom) report_error(&s, NULL, "out of memory: the output is incomplete");
-    if (s.unreadable)
-        rc = EXIT_BAD_INPUT;
-    else if (s.broken_by_mode[JG_MODE_DENY] ||
-             ((s.fail_on >> JG_MODE_WARN) & 1 && s.broken_by_mode[JG_MODE_WARN]) ||
-             ((s.fail_on >> JG_MODE_AUDIT) & 1 && s.broken_by_mode[JG_MODE_AUDIT]))
-        rc = EXIT_BROKEN;
-    else
-        rc = EXIT_CLEAN;
+    rc = jg_cli_exit_status(s.unreadable, s.broken_by_mode, s.fail_on);
 out:
     free_records(&s);
     jg_buf_free(&s.line);

@@ -5,6 +5,11 @@
 #include "jobguard/buf.h"
 #include "jobguard/reader.h"
 
+/* A List with a second "items" member or key: refused in JSON and YAML alike. */
+#define JG_READER_SECOND_ITEMS                                                                     \
+    "a second \"items\" in a List: kubectl (Go's encoding/json) keeps only the last one, so the "    \
+    "List is refused (the first one's items were read already)"
+
 typedef struct jg_yaml_stream jg_yaml_stream;
 
 /* A YAML stream on fd whose first npre bytes were already read into pre (pre stays valid and

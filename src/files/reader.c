@@ -7,6 +7,7 @@
 #include "jobguard/reader.h"
 
 #include "files.h"
+#include "jobguard/readfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,13 +27,27 @@
 #define CHUNK ((size_t)1 << 20)
 
 enum format { F_NONE, F_JSON, F_YAML };
+
+struct todo {
+    char *path;
+    bool found; /* an entry of a folder, not a path given */
+};
+
+struct seen {
+    dev_t dev;
+    ino_t ino;
+    char *path; /* NULL: a free slot */
+};
 /* Where the JSON splitter is between two calls. */
 enum jstate { J_TOP, J_ITEMS, J_AFTER_ITEMS, J_DONE };
 
 struct jg_reader {
     /* Paths still to read, as a stack (next on top); folders are replaced by their entries. */
-    char **todo;
+    struct todo *todo;
     size_t ntodo, captodo;
+    /* Folders read so far (device and inode, hashed), each walked once. */
+    struct seen *seen;
+    size_t nseen, capseen;
 
     /* The current file. */
     int fd;
@@ -329,7 +344,7 @@ static const char *unclosed(jg_reader *r) {
 /* Skips one member ("name": value) of the top-level object, name at pos. On success pos is past
  * the value and *items tells whether the member was "items" with an array value, pos then just
  * past its '['. Returns 1, or -1 for malformed JSON / end of input (r->bad set), -3 read error. */
-static int member(jg_reader *r, bool *items, const char **bad) {
+static int member(jg_reader *r, bool *items, bool *named_items, const char **bad) {
     r->tok_start = r->pos;
     r->pos++;
     int s = skip_string(r);
@@ -338,6 +353,7 @@ static int member(jg_reader *r, bool *items, const char **bad) {
         return s < 0 ? -3 : -1;
     }
     bool is_items = r->pos - r->tok_start == 7 && memcmp(r->buf + r->tok_start, "\"items\"", 7) == 0;
+    *named_items = is_items;
     r->tok_start = NONE;
     int c = peek(r);
     if (c != ':') {
@@ -424,7 +440,8 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
                     break;
                 }
                 first = false;
-                int s = member(r, &items, &bad);
+                bool named_items;
+                int s = member(r, &items, &named_items, &bad);
                 if (s == -3) return read_failed(r, err, errlen);
                 if (s < 0 || items) break;
             }
@@ -507,15 +524,18 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
                                    c == -2 ? "unexpected end of JSON input (the List is not closed)"
                                            : "invalid JSON: expected a member name (a string)");
                 }
-                bool items = false;
-                int s = member(r, &items, &bad);
+                /* A second "items": Go's encoding/json (kubectl, the API server) keeps the last
+                 * one, and the first one's items were already handed on: refused. */
+                unsigned line, col;
+                where(r, r->pos, &line, &col);
+                bool items = false, named_items = false;
+                int s = member(r, &items, &named_items, &bad);
                 if (s == -3) return read_failed(r, err, errlen);
                 if (s < 0) return fail_at(r, r->pos, err, errlen, bad);
-                if (items) { /* a second "items": skip it as a value */
-                    r->pos--;
-                    s = skip_value(r);
-                    if (s < 0) return read_failed(r, err, errlen);
-                    if (s == 0) return fail_at(r, r->pos, err, errlen, unclosed(r));
+                if (named_items) {
+                    r->top_line = line;
+                    r->top_col = col;
+                    return fail_top(r, err, errlen, JG_READER_SECOND_ITEMS);
                 }
             }
             r->doc++;
@@ -527,17 +547,17 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------------ files and folders */
 
-static bool push(jg_reader *r, const char *path) {
+static bool push(jg_reader *r, const char *path, bool found) {
     if (r->ntodo == r->captodo) {
         size_t cap = r->captodo ? r->captodo * 2 : 8;
-        char **t = realloc(r->todo, cap * sizeof *t);
+        struct todo *t = realloc(r->todo, cap * sizeof *t);
         if (!t) return false;
         r->todo = t;
         r->captodo = cap;
     }
     char *s = strdup(path);
     if (!s) return false;
-    r->todo[r->ntodo++] = s;
+    r->todo[r->ntodo++] = (struct todo){s, found};
     return true;
 }
 
@@ -547,7 +567,7 @@ jg_reader *jg_reader_open(const char *const *paths, size_t n) {
     r->fd = -1;
     r->obj_start = r->val_start = r->tok_start = NONE;
     for (size_t i = n; i-- > 0;)
-        if (!push(r, paths[i])) {
+        if (!push(r, paths[i], false)) {
             jg_reader_close(r);
             return NULL;
         }
@@ -568,11 +588,62 @@ void jg_reader_close(jg_reader *r) {
     if (!r) return;
     close_file(r);
     for (size_t i = 0; i < r->ntodo; i++)
-        free(r->todo[i]);
+        free(r->todo[i].path);
     free(r->todo);
+    for (size_t i = 0; i < r->capseen; i++)
+        free(r->seen[i].path);
+    free(r->seen);
     free(r->buf);
     jg_buf_free(&r->ybuf);
     free(r);
+}
+
+/* ------------------------------------------------------------------ folders read once */
+
+static size_t seen_slot(const jg_reader *r, dev_t dev, ino_t ino) {
+    uint64_t h = ((uint64_t)ino * 0x9E3779B97F4A7C15u) ^ (uint64_t)dev;
+    size_t i = (size_t)(h ^ (h >> 29)) & (r->capseen - 1);
+    while (r->seen[i].path && !(r->seen[i].dev == dev && r->seen[i].ino == ino))
+        i = (i + 1) & (r->capseen - 1);
+    return i;
+}
+
+/* The path under which the folder (dev, ino) was read, or NULL (then it is recorded as `path`);
+ * *oom when it could not be recorded. */
+static const char *seen_before(jg_reader *r, dev_t dev, ino_t ino, const char *path, bool *oom) {
+    if (2 * (r->nseen + 1) > r->capseen) {
+        size_t cap = r->capseen ? r->capseen * 2 : 64;
+        struct seen *old = r->seen;
+        size_t oldcap = r->capseen;
+        r->seen = calloc(cap, sizeof *r->seen);
+        if (!r->seen) {
+            r->seen = old;
+            *oom = true;
+            return NULL;
+        }
+        r->capseen = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].path) r->seen[seen_slot(r, old[i].dev, old[i].ino)] = old[i];
+        free(old);
+    }
+    size_t i = seen_slot(r, dev, ino);
+    if (r->seen[i].path) return r->seen[i].path;
+    char *c = strdup(path);
+    if (!c) {
+        *oom = true;
+        return NULL;
+    }
+    r->seen[i] = (struct seen){dev, ino, c};
+    r->nseen++;
+    return NULL;
+}
+
+/* Whether folder `a` holds `b` (b is a/..., a without its trailing slashes). */
+static bool holds(const char *a, const char *b) {
+    size_t n = strlen(a);
+    while (n > 0 && a[n - 1] == '/')
+        n--;
+    return strncmp(a, b, n) == 0 && b[n] == '/';
 }
 
 static bool wanted(const char *name) {
@@ -588,8 +659,26 @@ static int byname(const struct dirent **a, const struct dirent **b) {
 }
 
 /* Replaces a folder by its entries (files with a manifest extension, and subfolders), in byte
- * order of their names. */
-static int expand(jg_reader *r, const char *dir, char *err, size_t errlen) {
+ * order of their names. An entry that cannot be looked at (no search permission, a dangling
+ * symlink, a symlink loop) is kept, so that opening it reports why. */
+static int expand(jg_reader *r, const char *dir, const struct stat *st, char *err,
+                  size_t errlen) {
+    bool oom = false;
+    const char *before = seen_before(r, st->st_dev, st->st_ino, dir, &oom);
+    if (oom) {
+        snprintf(err, errlen, "%s: out of memory", dir);
+        return -1;
+    }
+    if (before) {
+        if (holds(before, dir))
+            snprintf(err, errlen,
+                     "%s: a symbolic link loop (the folder %s, which holds it), not read again", dir,
+                     before);
+        else
+            snprintf(err, errlen, "%s: the same folder as %s, already read; not read again", dir,
+                     before);
+        return -1;
+    }
     struct dirent **names;
     int n = scandir(dir, &names, NULL, byname);
     if (n < 0) {
@@ -608,9 +697,9 @@ static int expand(jg_reader *r, const char *dir, char *err, size_t errlen) {
                 rc = -1;
             } else {
                 snprintf(p, len, "%s%s%s", dir, slash ? "" : "/", name);
-                struct stat st;
-                bool take = stat(p, &st) == 0 && (S_ISDIR(st.st_mode) || wanted(name));
-                if (take && !push(r, p)) rc = -1;
+                struct stat est;
+                bool take = stat(p, &est) != 0 || S_ISDIR(est.st_mode) || wanted(name);
+                if (take && !push(r, p, true)) rc = -1;
                 free(p);
             }
         }
@@ -627,29 +716,71 @@ static int open_failed(jg_reader *r, char *err, size_t errlen) {
     return -1;
 }
 
+/* Why stat(2) of path failed (errno set by it). */
+static void stat_failed(const char *path, char *err, size_t errlen) {
+    int e = errno;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        snprintf(err, errlen, "%s: a symbolic link that cannot be followed: %s", path, strerror(e));
+    else
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+}
+
+/* Opens a file without blocking: a FIFO, socket or device found in a folder is refused before it
+ * is opened (a FIFO without a writer would block open(2) for ever); a path given may be a FIFO
+ * (`<(kubectl get ...)`), read as a pipe. Returns the descriptor, or -1 with err set. */
+static int open_input(const char *path, const struct stat *st, bool found, char *err,
+                      size_t errlen) {
+    bool pipe_ok = !found && S_ISFIFO(st->st_mode);
+    if (!S_ISREG(st->st_mode) && !pipe_ok) {
+        snprintf(err, errlen, "%s is %s, not a regular file", path, jg_file_kind(st->st_mode));
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat now;
+    if (fstat(fd, &now) != 0 || (!S_ISREG(now.st_mode) && !(pipe_ok && S_ISFIFO(now.st_mode)))) {
+        snprintf(err, errlen, "%s: replaced while being opened", path);
+        close(fd);
+        return -1;
+    }
+    if (pipe_ok) { /* read as a pipe: wait for its writer's bytes */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
 /* Opens the next path; 1 opened, 0 none left, -1 error (reported, go on). */
 static int next_file(jg_reader *r, char *err, size_t errlen) {
     for (;;) {
         if (r->ntodo == 0) return 0;
-        char *path = r->todo[--r->ntodo];
-        if (strcmp(path, "-") == 0) {
+        struct todo t = r->todo[--r->ntodo];
+        char *path = t.path;
+        if (strcmp(path, "-") == 0 && !t.found) {
             r->fd = 0;
         } else {
             struct stat st;
             if (stat(path, &st) != 0) {
-                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                stat_failed(path, err, errlen);
                 free(path);
                 return -1;
             }
             if (S_ISDIR(st.st_mode)) {
-                int e = expand(r, path, err, errlen);
+                int e = expand(r, path, &st, err, errlen);
                 free(path);
                 if (e) return -1;
                 continue;
             }
-            r->fd = open(path, O_RDONLY | O_CLOEXEC);
+            r->fd = open_input(path, &st, t.found, err, errlen);
             if (r->fd < 0) {
-                snprintf(err, errlen, "%s: %s", path, strerror(errno));
                 free(path);
                 return -1;
             }

@@ -99,11 +99,13 @@ struct jg_file_sig jg_file_sig_of(const char *path) {
         s.ino = st.st_ino;
         s.size = st.st_size;
         s.mtime = st.st_mtim;
+        s.ctime = st.st_ctim;
     }
     return s;
 }
 
 bool jg_file_sig_eq(const struct jg_file_sig *a, const struct jg_file_sig *b) {
     return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }

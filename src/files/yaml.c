@@ -29,24 +29,38 @@
 
 /* Nesting deeper than this is refused: the JSON is written recursively. */
 #define MAX_DEPTH 512
+/* The most memory a document's tree (its nodes and texts, anchors kept) may take while it is
+ * built: twice the document limit, counted as it grows. A node is 56 bytes and writes at least 2
+ * bytes of JSON, so the largest object the API server accepts (3 MiB, 1.6 million one-digit
+ * numbers at most) fits, and a flood of tiny values is refused long before the JSON's limit could
+ * be checked (16 million flow items took 1.8 GB). */
+#define TREE_MAX (2 * JG_READER_MAX_DOC)
 
 enum kind { N_SCALAR, N_SEQ, N_MAP, N_ALIAS };
 
 struct node {
-    enum kind kind;
-    bool plain;      /* scalar: plain (unquoted, untagged) */
-    bool anchored;   /* an anchor names it */
-    bool streamed;   /* the List's items: children are yielded, not kept */
-    bool busy;       /* being written (an alias to it from inside is a cycle) */
+    unsigned char kind; /* enum kind */
+    bool plain;         /* scalar: plain (unquoted, untagged) */
+    bool anchored;      /* an anchor names it */
+    bool streamed;      /* the List's items: children are yielded, not kept */
+    bool busy;          /* being written (an alias to it from inside is a cycle) */
     unsigned line, col; /* 1-based start */
-    char *tag;       /* NULL or the event's tag */
-    char *anchor;    /* alias: the name */
-    char *s;         /* scalar value (NUL-terminated) */
-    size_t len;
-    struct node *first, *last; /* seq: items; map: key, value, key, value... */
-    struct node *next;         /* the next sibling */
-    size_t n;                  /* children */
-    struct node *target;       /* alias */
+    char *tag;          /* NULL or the event's tag */
+    struct node *next;  /* the next sibling */
+    union {             /* by kind: 56 bytes a node, counted against the tree's limit */
+        struct {        /* N_SCALAR */
+            char *s;    /* the value (NUL-terminated) */
+            size_t len;
+        };
+        struct {                       /* N_SEQ, N_MAP */
+            struct node *first, *last; /* seq: items; map: key, value, key, value... */
+            size_t n;                  /* children */
+        };
+        struct {                 /* N_ALIAS */
+            char *anchor;        /* the name */
+            struct node *target; /* the anchored node */
+        };
+    };
 };
 
 struct anchor {
@@ -65,7 +79,9 @@ struct member {
 /* ------------------------------------------------------------------ arena */
 
 #define BLOCK ((size_t)64 << 10)
-#define ALIGN alignof(max_align_t)
+/* Spare blocks kept from one document to the next; more are freed (a large document's tree
+ * would otherwise stay resident for the rest of the input). */
+#define SPARE_MAX ((size_t)2 << 20)
 
 struct block {
     struct block *prev;
@@ -81,15 +97,19 @@ struct mark {
 struct arena {
     struct block *cur;   /* the block being filled; prev: the ones before it */
     struct block *spare; /* blocks given back, reused before malloc */
+    size_t live;         /* bytes of the blocks in use (cur and before it) */
+    size_t spared;       /* bytes of the spare blocks */
 };
 
-static void *arena_alloc(struct arena *a, size_t n) {
-    n = (n + ALIGN - 1) & ~(ALIGN - 1);
+/* n bytes aligned to align (a power of two, at most max_align_t's): texts need none. */
+static void *arena_alloc(struct arena *a, size_t n, size_t align) {
     struct block *b = a->cur;
-    if (!b || b->cap - b->used < n) {
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->cap || b->cap - at < n) {
         struct block *s = a->spare;
         if (s && s->cap >= n) {
             a->spare = s->prev;
+            a->spared -= s->cap;
         } else {
             size_t cap = n > BLOCK ? n : BLOCK;
             s = malloc(sizeof *s + cap);
@@ -99,14 +119,16 @@ static void *arena_alloc(struct arena *a, size_t n) {
         s->prev = b;
         s->used = 0;
         a->cur = b = s;
+        a->live += s->cap;
+        at = 0;
     }
-    void *p = b->data + b->used;
-    b->used += n;
+    void *p = b->data + at;
+    b->used = at + n;
     return p;
 }
 
 static char *arena_dup(struct arena *a, const char *s, size_t n) {
-    char *p = arena_alloc(a, n + 1);
+    char *p = arena_alloc(a, n + 1, 1);
     if (!p) return NULL;
     memcpy(p, s, n);
     p[n] = '\0';
@@ -117,13 +139,19 @@ static struct mark arena_mark(const struct arena *a) {
     return (struct mark){a->cur, a->cur ? a->cur->used : 0};
 }
 
-/* Frees everything allocated since m (the blocks are kept as spares). */
+/* Frees everything allocated since m (the blocks are kept as spares, up to SPARE_MAX). */
 static void arena_release(struct arena *a, struct mark m) {
     while (a->cur != m.b) {
         struct block *b = a->cur;
         a->cur = b->prev;
+        a->live -= b->cap;
+        if (a->spared + b->cap > SPARE_MAX) {
+            free(b);
+            continue;
+        }
         b->prev = a->spare;
         a->spare = b;
+        a->spared += b->cap;
     }
     if (a->cur) a->cur->used = m.used;
 }
@@ -135,6 +163,7 @@ static void arena_free(struct arena *a) {
         a->spare = b->prev;
         free(b);
     }
+    a->spared = 0;
 }
 
 struct jg_yaml_stream {
@@ -145,7 +174,9 @@ struct jg_yaml_stream {
     char *source;
     bool failed; /* libyaml error: the rest of the stream is unreadable */
     bool done;
+    size_t limit; /* the most JSON a document may expand to (aliases included) */
     bool skip;   /* a conversion error: the rest of this document is skipped */
+    unsigned skip_depth; /* nesting met while skipping (above where the skip began) */
     size_t doc;
     struct arena arena;    /* the document's nodes and texts */
     struct mark item_mark; /* where the streamed List item being built began */
@@ -156,10 +187,12 @@ struct jg_yaml_stream {
     const struct node *items;      /* root's items when the List was found after the fact */
     const struct node *next_item;  /* the next of them to yield */
     long item;
+    bool listed; /* the document's List items were streamed (a second "items" is refused) */
     struct anchor *anchors;
     size_t nanchors, capanchors;
     struct member *mem; /* members of the maps being written, innermost last */
     size_t nmem, capmem;
+    size_t pushes; /* members pushed for the document being written */
 };
 
 /* ------------------------------------------------------------------ tree */
@@ -170,6 +203,7 @@ static void end_document(jg_yaml_stream *y) {
     y->root = NULL;
     y->items = NULL;
     y->next_item = NULL;
+    y->listed = false;
     y->nanchors = 0;
     y->nmem = 0;
     arena_release(&y->arena, (struct mark){NULL, 0});
@@ -612,12 +646,26 @@ static void out_str(jg_buf *b, const char *s, size_t n) {
     b->len += n + 2;
 }
 
-/* Pushes a member on the stream's member stack. */
-static bool push_member(jg_yaml_stream *y, const char *k, size_t kl, const struct node *v) {
+/* Pushes a member on the stream's member stack (the member of node `at`). Merges push a merged
+ * map's members again at each use, and each alias of such a map repeats them all (a 99 KB policy
+ * merging one map of 2,000 keys 20,000 times took 53 s and 2.5 GB). So the stack holds at most
+ * the JSON limit in bytes, and one document pushes at most limit/16 members (4 Mi for a document,
+ * 64 Ki for a policy). Without merges a document pushes one member per member it writes, and
+ * its tree (TREE_MAX) holds fewer than that. */
+static bool push_member(struct writer *w, const struct node *at, const char *k, size_t kl,
+                        const struct node *v) {
+    jg_yaml_stream *y = w->y;
+    if (y->nmem >= y->limit / sizeof *y->mem || ++y->pushes > y->limit / 16) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "yaml: merge keys gather more map members than the %zu MiB limit allows",
+                 y->limit >> 20);
+        return wfail(w, at, msg);
+    }
     if (y->nmem == y->capmem) {
         size_t cap = y->capmem ? y->capmem * 2 : 64;
         struct member *nv = realloc(y->mem, cap * sizeof *nv);
-        if (!nv) return false;
+        if (!nv) return wfail(w, at, "out of memory");
         y->mem = nv;
         y->capmem = cap;
     }
@@ -710,8 +758,8 @@ static bool merge(struct writer *w, const struct node *v, unsigned depth) {
 static bool push_made_key(struct writer *w, const struct node *kn, const jg_buf *key,
                           const struct node *v) {
     const char *k = key->oom ? NULL : arena_dup(&w->y->arena, key->data ? key->data : "", key->len);
-    if (!k || !push_member(w->y, k, key->len, v)) return wfail(w, kn, "out of memory");
-    return true;
+    if (!k) return wfail(w, kn, "out of memory");
+    return push_member(w, kn, k, key->len, v);
 }
 
 /* Pushes map's members (merges applied, in the order they were written) on the member stack. */
@@ -725,7 +773,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
         /* the common case first: a plain or quoted key without a tag that is a string */
         if (surely_string(k->s, k->len, k->plain, k->tag) &&
             !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)) {
-            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            if (!push_member(w, kn, k->s, k->len, v)) return false;
             continue;
         }
         char err[300];
@@ -752,7 +800,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
                 }
                 break;
             }
-            if (!push_member(w->y, k->s, k->len, v)) return wfail(w, kn, "out of memory");
+            if (!push_member(w, kn, k->s, k->len, v)) return false;
             continue;
         case R_NULL:
             return wfail(w, kn, "unsupported map key of type: <nil> (a null key)");
@@ -824,11 +872,11 @@ static bool write_scalar(struct writer *w, const struct node *n) {
 
 static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
     if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
-    if (w->out->len > JG_READER_MAX_DOC) {
+    if (w->out->len > w->y->limit) {
         char msg[200];
         snprintf(msg, sizeof msg,
                  "document larger than the %zu MiB limit as JSON (aliases expand to more than that?)",
-                 JG_READER_MAX_DOC >> 20);
+                 w->y->limit >> 20);
         return wfail(w, n, msg);
     }
     if (n->kind == N_ALIAS) {
@@ -909,6 +957,7 @@ jg_yaml_stream *jg_yaml_stream_open(int fd, const char *pre, size_t npre, const 
         return NULL;
     }
     y->fd = fd;
+    y->limit = JG_READER_MAX_DOC;
     y->pre = pre;
     y->npre = npre;
     yaml_parser_set_input(&y->parser, input, y);
@@ -930,6 +979,7 @@ void jg_yaml_stream_close(jg_yaml_stream *y) {
 static int emit(jg_yaml_stream *y, const struct node *n, long item, jg_buf *out, struct jg_doc *d,
                 char *err, size_t errlen) {
     jg_buf_reset(out);
+    y->pushes = 0;
     char msg[512];
     msg[0] = '\0';
     struct writer w = {y, out, msg, sizeof msg, n->line, n->col};
@@ -951,6 +1001,7 @@ static const struct node *list_items(jg_yaml_stream *y, const struct node *root)
     struct writer w = {y, NULL, msg, sizeof msg, 0, 0};
     const struct node *items = NULL;
     size_t base = y->nmem;
+    y->pushes = 0;
     if (collect(&w, root, 0)) {
         size_t cnt = finish_members(y, base);
         for (size_t i = 0; i < cnt; i++) {
@@ -971,7 +1022,7 @@ static bool is_items_key(const struct node *k) {
 }
 
 static struct node *new_node(jg_yaml_stream *y, enum kind kind, const yaml_event_t *e) {
-    struct node *n = arena_alloc(&y->arena, sizeof *n);
+    struct node *n = arena_alloc(&y->arena, sizeof *n, alignof(struct node));
     if (!n) return NULL;
     memset(n, 0, sizeof *n);
     n->kind = kind;
@@ -1048,6 +1099,7 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             break;
         case YAML_DOCUMENT_START_EVENT:
             y->skip = false;
+            y->skip_depth = 0;
             y->item = 0;
             break;
         case YAML_DOCUMENT_END_EVENT:
@@ -1090,12 +1142,18 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
-            if (y->skip) break;
+            /* Skipping a document costs libyaml's tokens, and each token costs libyaml a look at
+             * every open flow level: deep nesting ends the file rather than be skipped (200,000
+             * unclosed '[' took 81 s to skip). */
+            if (y->skip) {
+                if (++y->skip_depth > MAX_DEPTH) y->failed = true;
+                break;
+            }
             if (y->depth >= MAX_DEPTH) {
                 rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
                           "nesting deeper than 512 levels", err, errlen);
                 end_document(y);
-                y->skip = true;
+                y->failed = true; /* not skipped to its end: see above */
                 break;
             }
             {
@@ -1111,18 +1169,33 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                 /* the List's items, straight under a top-level mapping's "items" key */
                 if (seq && y->depth == 1 && y->stack[0]->kind == N_MAP && y->stack[0]->n % 2 == 1 &&
                     is_items_key(deref(y->stack[0]->last)) && !anchor)
-                    c->streamed = true;
+                    c->streamed = y->listed = true;
                 if (anchor && !add_anchor(y, (const char *)anchor, c)) oom = true;
                 y->stack[y->depth++] = c;
             }
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-            if (y->skip) break;
+            if (y->skip) {
+                if (y->skip_depth) y->skip_depth--;
+                break;
+            }
             n = y->stack[--y->depth];
             break;
         default:
             break;
+        }
+        if (!oom && !y->skip && y->arena.live > TREE_MAX) {
+            char what[200];
+            snprintf(what, sizeof what,
+                     "document larger than the %zu MiB limit: its tree passed %zu MiB while being "
+                     "read",
+                     JG_READER_MAX_DOC >> 20, TREE_MAX >> 20);
+            rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1, what,
+                      err, errlen);
+            n = NULL;
+            end_document(y);
+            y->skip = true;
         }
         if (oom) {
             rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
@@ -1140,7 +1213,8 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                 continue; /* an empty document (freed at its end) */
             /* a List whose items were streamed: nothing left to yield */
             bool was_list = false;
-            for (const struct node *k = n->first; k && k->next; k = k->next->next)
+            for (const struct node *k = n->kind == N_MAP ? n->first : NULL; k && k->next;
+                 k = k->next->next)
                 if (k->next->kind == N_SEQ && k->next->streamed) was_list = true;
             if (was_list) {
                 end_document(y);
@@ -1157,17 +1231,24 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             if (y->nanchors == y->item_anchors) arena_release(&y->arena, y->item_mark);
             return s;
         }
+        if (y->listed && y->depth == 1 && p->n % 2 == 0 && is_items_key(deref(n))) {
+            rc = yerr(y, n->line, n->col, JG_READER_SECOND_ITEMS, err, errlen);
+            y->skip = true;
+            end_document(y);
+            return rc;
+        }
         add_kid(p, n);
     }
 }
 
-char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t *len, char *err,
-                      size_t errlen) {
+char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t max, size_t *len,
+                      char *err, size_t errlen) {
     jg_yaml_stream *y = jg_yaml_stream_open(-1, text, n, source);
     if (!y) {
         snprintf(err, errlen, "%s: out of memory", source);
         return NULL;
     }
+    if (max < y->limit) y->limit = max;
     jg_buf out = JG_BUF_INIT;
     struct jg_doc d;
     char *res = NULL;

@@ -797,7 +797,7 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         /* YAML (the form the chart's values hold): converted as kubectl converts it, then read as
          * the same JSON; the sha256 stays the file's. */
         size_t jl;
-        char *conv = jg_yaml_to_json(json, len, name, &jl, err, errcap);
+        char *conv = jg_yaml_to_json(json, len, name, MAX_FILE_BYTES, &jl, err, errcap);
         if (!conv) return NULL;
         if (jl == 0 || conv[0] != '{') {
             set_err(err, errcap, "%s: the policy must be a mapping (an object), not %s", name,
@@ -807,7 +807,10 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         }
         struct jg_policy *p = load_json(name, conv, jl, err, errcap, false);
         free(conv);
-        if (p) jg_sha256_hex(json, len, p->sha256);
+        if (p) {
+            jg_sha256_hex(json, len, p->sha256);
+            p->yaml = true;
+        }
         return p;
     }
     json_error_t je;

@@ -160,7 +160,8 @@ static json_t *read_tree(const char *file, char *err, size_t errlen) {
         return NULL;
     }
     size_t jl;
-    char *conv = jg_yaml_to_json(b.data ? b.data : "", b.len, file, &jl, err, errlen);
+    char *conv =
+        jg_yaml_to_json(b.data ? b.data : "", b.len, file, JG_READER_MAX_DOC, &jl, err, errlen);
     jg_buf_free(&b);
     if (!conv) return NULL;
     json_error_t je;

@@ -195,6 +195,32 @@ static void unlabelled(jg_buf *out, const char *name, const char *type, const ch
     jg_buf_printf(out, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* The memory budget's series (docs/memory.md). */
+static const struct {
+    const char *name, *type, *help;
+    uint64_t (*value)(void);
+} budget_series[] = {
+    {"jobguard_memory_budget_bytes", "gauge",
+     "Bytes that request bodies and decisions in flight may hold together (--memory-budget).",
+     jg_budget_total},
+    {"jobguard_memory_held_bytes", "gauge",
+     "Bytes of the memory budget held by requests in flight: bodies as they arrive, decisions, "
+     "answers until they are sent.",
+     jg_budget_held},
+    {"jobguard_requests_shed_total", "counter",
+     "Requests answered 503 with Retry-After, their body dropped unread into memory: the memory "
+     "budget was full.",
+     jg_budget_refused},
+    {"jobguard_requests_evicted_total", "counter",
+     "Requests cut because a newer small review needed the bytes they held (the budget's client "
+     "share was full).",
+     jg_budget_evicted},
+    {"jobguard_connections_evicted_total", "counter",
+     "Connections shut down, having waited longest for a request, to make room for a new one "
+     "near the connection limit (webhook and ops ports).",
+     jg_budget_connections_evicted},
+};
+
 /* Label values here come from const tables of plain tokens: nothing to escape. */
 void jg_metrics_render(jg_buf *out) {
     /* one copy, so every series of a scrape comes from the same moment (on the heap: ~90 KB) */
@@ -266,16 +292,9 @@ void jg_metrics_render(jg_buf *out) {
            "Requests on the webhook port being received or answered.");
     jg_buf_printf(out, "jobguard_requests_in_flight %lld\n", (long long)GET(m.in_flight));
 
-    unlabelled(out, "jobguard_memory_budget_bytes", "gauge",
-               "Bytes that request bodies and decisions in flight may hold together "
-               "(--memory-budget).",
-               jg_budget_total());
-    unlabelled(out, "jobguard_memory_held_bytes", "gauge",
-               "Bytes of the memory budget reserved by requests in flight.", jg_budget_held());
-    unlabelled(out, "jobguard_requests_shed_total", "counter",
-               "Requests answered 503 with Retry-After, their body dropped unread into memory: "
-               "the memory budget was full.",
-               jg_budget_refused());
+    for (size_t i = 0; i < sizeof budget_series / sizeof budget_series[0]; i++)
+        unlabelled(out, budget_series[i].name, budget_series[i].type, budget_series[i].help,
+                   budget_series[i].value());
 
     header(out, "jobguard_http_responses_total", "counter",
            "HTTP responses of the webhook port, by status code.");

@@ -95,14 +95,33 @@ static void log_refused(const char *err, const char *serving) {
     }
 }
 
+/* A file that changed without a new inode at its path was written in place, and may still be
+ * being written. JSON is safe: a cut object is never valid. YAML is not: a prefix cut at a line
+ * boundary is a valid policy with defaults for the rest (allowUnlistedControllers: true), whatever
+ * pause the writer makes between two parts. So YAML is loaded only from a new inode (renamed over
+ * the path, or a ConfigMap's ..data swapped) or on SIGHUP, which says the writer is done. */
+static bool written_in_place(const struct jg_file_sig *now, const struct jg_file_sig *before) {
+    return now->ok && before->ok && now->dev == before->dev && now->ino == before->ino;
+}
+
 bool jg_policy_check_reload(bool force) {
     if (!g_path) return false;
     struct jg_file_sig s = jg_file_sig_of(g_path);
     if (!force && jg_file_sig_eq(&s, &g_sig)) return false;
+    bool in_place = written_in_place(&s, &g_sig);
     g_sig = s;
     const char *serving = g_cur->pub.policy->sha256; /* only this thread swaps g_cur */
     char err[1024];
     struct jg_policy *p = jg_policy_load_file(g_path, err, sizeof err);
+    if (p && p->yaml && in_place && !force && strcmp(p->sha256, serving) != 0) {
+        jg_policy_free(p);
+        p = NULL;
+        snprintf(err, sizeof err,
+                 "%s: a YAML policy rewritten in place is not loaded (a YAML file cut at a line "
+                 "is still a valid policy): rename a new file over it, or send SIGHUP once it is "
+                 "written",
+                 g_path);
+    }
     if (p && strcmp(p->sha256, serving) == 0) { /* touched or re-linked, same bytes */
         jg_policy_free(p);
         g_failed_err[0] = '\0';

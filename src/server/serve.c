@@ -126,13 +126,15 @@ static const struct flag flags[F_COUNT] = {
                 0, 0},
     [F_MAX_CONN] = {"max-connections", K_UINT, "1024",
                     "open connections on the HTTPS port; more are refused.", 1, 1000000},
-    [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "0",
-                       "open connections per client IP; 0 = unlimited (every API server call may "
-                       "come from one IP).",
+    [F_MAX_CONN_IP] = {"max-connections-per-ip", K_UINT, "256",
+                       "open connections per client IP; more are refused. An API server opens one "
+                       "per call in flight, at most its --max-mutating-requests-inflight (200); 0 "
+                       "= unlimited.",
                        0, 1000000},
     [F_CONN_TIMEOUT] = {"connection-timeout", K_UINT, "30",
-                        "seconds within which each request's headers, then its body, must arrive "
-                        "(slowloris), and an idle connection is closed; 0 = never.",
+                        "seconds within which each request's headers must arrive, then the rest "
+                        "of it (body, decision, answer) whether or not bytes come (slowloris), "
+                        "and an idle connection is closed; 0 = never.",
                         0, 86400},
     [F_CONN_MEM] = {"connection-memory-limit", K_BYTES, "16KiB",
                     "memory pool per connection for the request line, headers and read buffer "
@@ -143,9 +145,9 @@ static const struct flag flags[F_COUNT] = {
                       "request line (with its query) plus headers; larger requests get 431.", 1024,
                       8ull << 20},
     [F_MEM_BUDGET] = {"memory-budget", K_BYTES, "0",
-                      "bytes that request bodies and decisions in flight may hold together, "
-                      "reserved from Content-Length before the body is read; a request that does "
-                      "not fit is answered 503 with Retry-After (its body dropped, never held). "
+                      "bytes that request bodies, decisions and answers in flight may hold "
+                      "together, each body charged as it arrives; a request that does not fit is "
+                      "answered 503 with Retry-After (its body dropped). "
                       "0 = the container's memory limit (cgroup v2 or v1) less 48 MiB and "
                       "(16 KiB + --connection-memory-limit) per --max-connections; 256 MiB "
                       "without a limit. See docs/memory.md.",

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,9 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include "jobguard/admit.h"
+#include "jobguard/alloc.h"
 #include "jobguard/decode.h"
 #include "jobguard/encode.h"
 #include "jobguard/server/budget.h"
@@ -29,12 +32,18 @@
 #include "jobguard/server/tlscert.h"
 
 /* Ops port: probes and scrapers. Kubelet probes come from the node's IP, Prometheus from its
- * own: a per-IP limit keeps one client (a pod trickling bytes) from taking every slot, and the
- * request deadline (as on the webhook port) frees a slot held by a slow client. */
+ * own: a per-IP limit keeps one client (a pod trickling bytes) from taking many slots, the
+ * request deadline (as on the webhook port) frees a slot held by a slow client, and a new
+ * connection near the limit evicts the longest-waiting one (make_room), so that clients with
+ * many addresses cannot keep a probe out either. */
 #define OPS_MAX_CONNECTIONS 256
 #define OPS_MAX_CONNECTIONS_PER_IP 16
 #define OPS_REQUEST_DEADLINE_S 5
 #define OPS_TIMEOUT_S 30
+/* A TLS handshake takes milliseconds; kube-apiserver gives up on one after 10 s. */
+#define JG_HANDSHAKE_TIMEOUT_S 10
+/* A body buffer grows to what has arrived and at most as much again, at least this much. */
+#define BODY_WINDOW ((size_t)16 << 10)
 
 static struct jg_server_config g_cfg;
 /* Callback cls that marks the ops daemon (NULL: the webhook daemon). */
@@ -52,18 +61,26 @@ struct conn_ctx {
     int mtls; /* 0: not checked, 1: accepted, -1: rejected */
     MHD_socket fd;
     int64_t deadline_ms;              /* for each request's headers (and body); 0: none */
+    int64_t started_ms;               /* when the connection was accepted */
     _Atomic int64_t waiting_since_ms; /* for the next request's headers; -1 while handling one */
-    bool cut;                         /* shut down by the watchdog (under g_conns_lock) */
+    _Atomic int64_t request_since_ms; /* the current request's headers arrived */
+    atomic_bool handshaken;           /* TLS: the client's Finished has arrived (ops: true) */
+    size_t handshake_read;            /* TLS bytes read before that (tls_pull) */
+    bool ops;                         /* on the ops port */
+    bool cut;                         /* shut down (under g_conns_lock) */
     struct conn_ctx *prev, *next;     /* g_conns, under g_conns_lock */
 };
 
 /* Slowloris guard. libmicrohttpd's connection timeout restarts with every byte, so a client
- * trickling one byte a second would hold a connection for ever. Here every request must arrive
- * within --connection-timeout: its headers, counted from the connection's start or the end of
- * the previous request (a watchdog thread shuts such sockets down), and its body, counted from
- * the headers (checked as body bytes arrive, in on_webhook). */
+ * trickling one byte a second would hold a connection for ever. Here a watchdog thread shuts
+ * down every connection that misses a deadline, whether or not bytes arrive: the TLS handshake
+ * within JG_HANDSHAKE_TIMEOUT_S of the connection's start, each request's headers within
+ * --connection-timeout of the connection's start or the end of the previous request, and the
+ * rest of the request (body, decision, answer) within --connection-timeout of its headers. */
 static pthread_mutex_t g_conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn_ctx *g_conns;
+/* open connections per port not shut down yet (webhook, ops), under g_conns_lock */
+static unsigned g_live[2];
 static pthread_t g_watchdog;
 static atomic_bool g_watchdog_stop;
 static bool g_watchdog_running;
@@ -73,11 +90,50 @@ static bool g_watchdog_running;
  * allocates meanwhile waits for it; under load the pages it frees are needed again at once. */
 #define TRIM_BUSY_INTERVAL_MS 60000
 static atomic_uint_fast64_t g_heap_events; /* requests completed + connections closed */
+static atomic_uint_fast64_t g_request_seq; /* orders requests for budget evictions */
 
 static int64_t now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Shuts a connection down (under g_conns_lock): libmicrohttpd sees the error and closes it. */
+static void cut(struct conn_ctx *cc) {
+    shutdown(cc->fd, SHUT_RDWR);
+    cc->cut = true;
+    g_live[cc->ops]--;
+}
+
+static bool missed_deadline(struct conn_ctx *cc, int64_t now) {
+    if (!atomic_load(&cc->handshaken) && now - cc->started_ms > JG_HANDSHAKE_TIMEOUT_S * 1000)
+        return true;
+    if (!cc->deadline_ms) return false;
+    int64_t waiting = atomic_load(&cc->waiting_since_ms);
+    int64_t request = atomic_load(&cc->request_since_ms);
+    return waiting >= 0 ? now - waiting > cc->deadline_ms
+                        : request > 0 && now - request > cc->deadline_ms;
+}
+
+/* A new connection near its port's limit: the connection that has waited longest shuts down
+ * (for its handshake or next request, counted from its start or its last request's end, or for
+ * the rest of a request, counted from its headers), so that the newest, which the API server or
+ * the kubelet has just opened to send a request, always gets a slot. Under g_conns_lock. */
+static void make_room(struct conn_ctx *fresh, unsigned limit) {
+    unsigned headroom = limit / 16 ? limit / 16 : 1;
+    if (limit < 2 || g_live[fresh->ops] + headroom <= limit) return;
+    struct conn_ctx *victim = NULL;
+    int64_t oldest = 0;
+    for (struct conn_ctx *cc = g_conns; cc; cc = cc->next) {
+        if (cc == fresh || cc->cut || cc->ops != fresh->ops) continue;
+        int64_t since = atomic_load(&cc->waiting_since_ms);
+        if (since < 0) since = atomic_load(&cc->request_since_ms);
+        if (!victim || since < oldest) victim = cc, oldest = since;
+    }
+    if (victim) {
+        cut(victim);
+        jg_budget_note_connection_evicted();
+    }
 }
 
 static void *watchdog(void *arg) {
@@ -100,13 +156,8 @@ static void *watchdog(void *arg) {
             trimmed_at = done;
         }
         pthread_mutex_lock(&g_conns_lock);
-        for (struct conn_ctx *cc = g_conns; cc; cc = cc->next) {
-            int64_t since = atomic_load(&cc->waiting_since_ms);
-            if (since < 0 || cc->cut || !cc->deadline_ms || now - since <= cc->deadline_ms)
-                continue;
-            shutdown(cc->fd, SHUT_RDWR); /* libmicrohttpd sees the error and closes it */
-            cc->cut = true;
-        }
+        for (struct conn_ctx *cc = g_conns; cc; cc = cc->next)
+            if (!cc->cut && missed_deadline(cc, now)) cut(cc);
         pthread_mutex_unlock(&g_conns_lock);
     }
     return NULL;
@@ -117,12 +168,13 @@ struct req_ctx {
     struct timespec start;
     bool started; /* the handler has seen the headers */
     bool in_flight;
-    const char *bad_target; /* the raw request target is refused: why */
-    size_t body_len;        /* Content-Length, the most body bytes read */
-    uint64_t reserved;      /* bytes of the memory budget held until completion */
-    uint64_t shed_cost;     /* not 0: the budget could not hold this request; its body is dropped */
-    uint64_t shed_held;     /* what requests in flight held when it was shed */
-    size_t shed_read;       /* body bytes dropped so far */
+    const char *bad_target;     /* the raw request target is refused: why */
+    size_t body_len;            /* Content-Length, the most body bytes read */
+    struct jg_budget_hold hold; /* the body as it arrives, then the answer until it is sent */
+    uint64_t reserved;          /* the decision's reservation, while it runs */
+    uint64_t shed_cost; /* not 0: the budget could not hold this request; its body is dropped */
+    uint64_t shed_held; /* what requests in flight held when it was shed */
+    size_t shed_read;   /* body bytes dropped so far */
 };
 
 static double since(const struct timespec *t0) {
@@ -174,13 +226,14 @@ static enum MHD_Result refuse_with(struct MHD_Connection *c, const char *method,
                                    bool close, const char *allow, const char *retry_after) {
     jg_buf b = JG_BUF_INIT;
     jg_encode_error(&b, JG_API_V1, (jg_str){"", 0}, (int)code, reason, message);
-    enum MHD_Result ret = b.oom ? MHD_NO
-                                : send_bytes(c, code, "application/json", b.data, b.len, close,
-                                             allow, retry_after);
+    enum MHD_Result ret =
+        b.oom ? MHD_NO
+              : send_bytes(c, code, "application/json", b.data, b.len, close, allow, retry_after);
     jg_buf_free(&b);
     jg_metrics_http_response(code);
     struct jg_log l;
-    if (jg_log_begin(&l, code >= 500 && code != 503 ? JG_LOG_ERROR : JG_LOG_WARN, "request refused")) {
+    if (jg_log_begin(&l, code >= 500 && code != 503 ? JG_LOG_ERROR : JG_LOG_WARN,
+                     "request refused")) {
         char ip[64];
         client_ip(c, ip, sizeof ip);
         jg_log_uint(&l, "code", code);
@@ -386,10 +439,7 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
     unsigned long long len = 0;
     if (cl && parse_length(cl, &len)) {
         /* the body limit, lowered where the memory budget could never hold such a request */
-        uint64_t cost = 0;
-        enum jg_budget_answer a =
-            len > g_max_body ? JG_BUDGET_NEVER : jg_budget_take((size_t)len, &cost);
-        if (a == JG_BUDGET_NEVER) {
+        if (len > g_max_body) {
             char msg[128];
             snprintf(msg, sizeof msg, "request entity is too large; limit is %zu bytes",
                      g_max_body);
@@ -397,18 +447,39 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
                           true, NULL);
         }
         r->body_len = (size_t)len;
-        if (a == JG_BUDGET_BUSY) {
-            /* shed: its body is read and dropped as it arrives, never held, then 503 with
-             * Retry-After on a connection that stays open. Answering before the body would
-             * close the socket with unread bytes in it, a reset that can swallow the answer. */
-            r->shed_cost = cost;
-            r->shed_held = jg_budget_held();
-            return MHD_YES;
-        }
-        r->reserved = cost;
-        jg_buf_reserve(&cc->body, (size_t)len + 1);
     }
+    /* nothing is reserved for an announced length: the body is charged as it arrives */
+    r->hold.seq = atomic_fetch_add_explicit(&g_request_seq, 1, memory_order_relaxed);
+    r->hold.fd = cc->fd;
     return MHD_YES;
+}
+
+/* The request cannot be held now: what it held is given back and the rest of its body is read
+ * and dropped as it arrives, then it is answered 503 with Retry-After on a connection that stays
+ * open. Answering before the body would close the socket with unread bytes in it, a reset that
+ * can swallow the answer. */
+static void shed(struct conn_ctx *cc, struct req_ctx *r) {
+    r->shed_cost = jg_budget_request_cost(r->body_len);
+    r->shed_read = cc->body.len;
+    jg_budget_hold_release(&r->hold);
+    r->shed_held = jg_budget_held();
+    jg_buf_free(&cc->body);
+}
+
+/* Room in the body buffer for `need` bytes (and its NUL), charged to the request's hold first:
+ * what has arrived and at most as much again (at least BODY_WINDOW), never past Content-Length.
+ * False when the budget cannot hold it (the request is shed) or the hold was evicted. */
+static bool body_room(struct conn_ctx *cc, struct req_ctx *r, size_t need) {
+    if (need + 1 <= cc->body.cap) return true;
+    size_t want = cc->body.cap * 2 > need + 1 ? cc->body.cap * 2 : need + 1;
+    if (want < BODY_WINDOW) want = BODY_WINDOW;
+    if (want > r->body_len + 1) want = r->body_len + 1;
+    if (!jg_budget_hold_grow(&r->hold, want, r->body_len <= JG_BUDGET_SMALL_BODY)) return false;
+    char *p = jg_realloc(cc->body.data, want);
+    if (!p) return false;
+    cc->body.data = p;
+    cc->body.cap = want;
+    return true;
 }
 
 static void log_rules(struct jg_log *l, uint64_t rules) {
@@ -518,7 +589,8 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         r->started = true;
         r->in_flight = true;
         jg_metrics_in_flight(1);
-        jg_buf_reset(&cc->body);
+        jg_buf_free(&cc->body); /* the body's buffer is charged from its first byte */
+        atomic_store(&cc->request_since_ms, now_ms());
         atomic_store(&cc->waiting_since_ms, -1);
         return validate_headers(c, cc, r, url, method);
     }
@@ -527,6 +599,12 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         if (g_cfg.connection_timeout_s && since(&r->start) > g_cfg.connection_timeout_s)
             return MHD_NO; /* a body trickled slower than the deadline: close, no answer */
+        if (!r->shed_cost && cc->body.len + n <= r->body_len &&
+            !body_room(cc, r, cc->body.len + n)) {
+            if (jg_budget_hold_evicted(&r->hold))
+                return MHD_NO; /* a newer review needed its bytes */
+            shed(cc, r);
+        }
         if (r->shed_cost) {
             r->shed_read += n;
             return r->shed_read > r->body_len ? MHD_NO : MHD_YES;
@@ -537,6 +615,7 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         if (cc->body.oom) return MHD_NO;
         return MHD_YES;
     }
+    if (jg_budget_hold_evicted(&r->hold)) return MHD_NO;
     if (r->shed_cost) {
         char msg[256];
         snprintf(msg, sizeof msg,
@@ -550,7 +629,22 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
     if (cc->body.len == 0)
         return refuse(c, method, url, MHD_HTTP_BAD_REQUEST, "BadRequest", "request body is empty",
                       false, NULL);
-    return decide(c, cc, r);
+    /* the body is whole: reserve its decision */
+    uint64_t cost = 0;
+    if (jg_budget_take(r->body_len, &cost) != JG_BUDGET_TAKEN) {
+        shed(cc, r);
+        return on_webhook(cls, c, url, method, version, upload, upload_size, con_cls);
+    }
+    r->reserved = cost;
+    enum MHD_Result ret = decide(c, cc, r);
+    /* libmicrohttpd holds a copy of the answer until it is sent: that is all the request holds
+     * now, for as long as its client takes to read it */
+    jg_budget_hold_set(&r->hold, cc->resp.len);
+    jg_budget_give(r->body_len, cost);
+    r->reserved = 0;
+    jg_buf_free(&cc->body);
+    jg_buf_free(&cc->resp);
+    return ret;
 }
 
 /* The request target as received, before libmicrohttpd decodes it in place: "%00" would make
@@ -572,7 +666,8 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c) {
     if (!r) return NULL;
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     r->bad_target = bad_target(uri);
-    (void)c;
+    struct conn_ctx *cc = conn_of(c);
+    if (cc) atomic_store(&cc->handshaken, true); /* a request line comes after the handshake */
     return r;
 }
 
@@ -583,6 +678,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!r) return;
     if (r->in_flight) jg_metrics_in_flight(-1);
     if (r->reserved) jg_budget_give(r->body_len, r->reserved);
+    jg_budget_hold_release(&r->hold);
     atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     struct conn_ctx *cc = conn_of(c);
     if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
@@ -597,22 +693,83 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* GnuTLS hook: a handshake message has been sent or received; the client's Finished ends its
+ * handshake (TLS 1.2 and 1.3 alike). */
+static int handshake_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                          const gnutls_datum_t *msg) {
+    (void)when, (void)msg;
+    if (htype != GNUTLS_HANDSHAKE_FINISHED || !incoming) return 0;
+    struct MHD_Connection *c = gnutls_session_get_ptr(s); /* libmicrohttpd's own pointer */
+    struct conn_ctx *cc = c ? conn_of(c) : NULL;
+    if (cc) atomic_store(&cc->handshaken, true);
+    return 0;
+}
+
+/* GnuTLS's reads of a webhook connection. Until the client's Finished has arrived, at most
+ * JG_TLS_MAX_HANDSHAKE_BYTES are read: GnuTLS buffers a whole handshake message before it looks
+ * at it (its own maximum, gnutls_handshake_set_max_packet_length, is checked only once the
+ * message is complete), so a ClientHello announcing 16 MiB would otherwise be held whole. */
+static ssize_t tls_pull(gnutls_transport_ptr_t p, void *buf, size_t n) {
+    struct conn_ctx *cc = p;
+    bool handshaking = !atomic_load(&cc->handshaken);
+    if (handshaking) {
+        if (cc->handshake_read >= JG_TLS_MAX_HANDSHAKE_BYTES) {
+            errno = EMSGSIZE; /* a fatal pull error: libmicrohttpd closes the connection */
+            return -1;
+        }
+        if (n > JG_TLS_MAX_HANDSHAKE_BYTES - cc->handshake_read)
+            n = JG_TLS_MAX_HANDSHAKE_BYTES - cc->handshake_read;
+    }
+    ssize_t got = recv(cc->fd, buf, n, 0);
+    if (got > 0 && handshaking) cc->handshake_read += (size_t)got;
+    return got;
+}
+
+static int tls_pull_timeout(gnutls_transport_ptr_t p, unsigned ms) {
+    struct conn_ctx *cc = p;
+    struct pollfd pfd = {.fd = cc->fd, .events = POLLIN};
+    return poll(&pfd, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : (int)ms);
+}
+
+/* The TLS session of a new webhook connection, before its first byte is read. */
+static void bound_handshake(struct MHD_Connection *c, struct conn_ctx *cc) {
+    const union MHD_ConnectionInfo *ti =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ti || !ti->tls_session) return;
+    gnutls_session_t s = ti->tls_session;
+    /* reads through tls_pull; writes still go to the socket, as libmicrohttpd set them */
+    gnutls_transport_set_ptr2(s, cc, (gnutls_transport_ptr_t)(intptr_t)cc->fd);
+    gnutls_transport_set_pull_function(s, tls_pull);
+    gnutls_transport_set_pull_timeout_function(s, tls_pull_timeout);
+    gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
+                                       handshake_hook);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         struct conn_ctx *cc = calloc(1, sizeof *cc);
         *socket_context = cc;
         if (!cc) return;
-        cc->deadline_ms = cls == &g_ops_port ? OPS_REQUEST_DEADLINE_S * 1000
-                                             : (int64_t)g_cfg.connection_timeout_s * 1000;
+        cc->ops = cls == &g_ops_port;
+        cc->deadline_ms =
+            cc->ops ? OPS_REQUEST_DEADLINE_S * 1000 : (int64_t)g_cfg.connection_timeout_s * 1000;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         cc->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
-        atomic_store(&cc->waiting_since_ms, cc->fd == MHD_INVALID_SOCKET ? -1 : now_ms());
+        cc->started_ms = now_ms();
+        atomic_store(&cc->handshaken, cc->ops || cc->fd == MHD_INVALID_SOCKET);
+        if (!cc->ops && cc->fd != MHD_INVALID_SOCKET) bound_handshake(c, cc);
+        atomic_store(&cc->waiting_since_ms, cc->fd == MHD_INVALID_SOCKET ? -1 : cc->started_ms);
         pthread_mutex_lock(&g_conns_lock);
         cc->next = g_conns;
         if (g_conns) g_conns->prev = cc;
         g_conns = cc;
+        g_live[cc->ops]++;
+        if (cc->fd == MHD_INVALID_SOCKET)
+            cc->cut = true, g_live[cc->ops]--; /* never watched, never evicted */
+        else
+            make_room(cc, cc->ops ? OPS_MAX_CONNECTIONS : g_cfg.max_connections);
         pthread_mutex_unlock(&g_conns_lock);
     } else if (*socket_context) {
         struct conn_ctx *cc = *socket_context;
@@ -622,6 +779,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         else
             g_conns = cc->next;
         if (cc->next) cc->next->prev = cc->prev;
+        if (!cc->cut) g_live[cc->ops]--;
         pthread_mutex_unlock(&g_conns_lock);
         jg_buf_free(&cc->body);
         jg_buf_free(&cc->resp);
@@ -781,12 +939,12 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
     bool ops_v6;
     if (!make_addr(cfg->bind_address, cfg->port, &addr, &v6)) {
         jg_format_cut(err, errlen, "--bind-address %s is not an IPv4 or IPv6 address",
-                 cfg->bind_address);
+                      cfg->bind_address);
         return false;
     }
     if (!make_addr(cfg->ops_bind_address, cfg->ops_port, &ops_addr, &ops_v6)) {
         jg_format_cut(err, errlen, "--ops-bind-address %s is not an IPv4 or IPv6 address",
-                 cfg->ops_bind_address);
+                      cfg->ops_bind_address);
         return false;
     }
     unsigned flags =

@@ -248,3 +248,51 @@ build_apiclient() {
 		return 1
 	}
 }
+
+# in_memory_cgroup: skips the test (exit 77) unless it runs as root with a writable cgroup v1
+# memory hierarchy and a release build (a sanitizer's shadow memory fits no budget made for the
+# release build); otherwise creates a memory cgroup at the chart's limit (resources.limits.memory
+# in values.yaml), removed at exit, and makes $JG start jobguard inside it. Sets CG, LIMIT,
+# LIMIT_MI and REAL_JG. oom_kills prints the cgroup's OOM kill count.
+in_memory_cgroup() {
+	local v1=/sys/fs/cgroup/memory values=$SRC_ROOT/charts/jobguard/values.yaml
+	if [[ $(id -u) != 0 || ! -w $v1/cgroup.procs ]]; then
+		echo "# skipped: needs root and a writable cgroup v1 memory hierarchy at $v1"
+		exit 77
+	fi
+	if ldd "$JG" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+		echo "# skipped: a sanitizer build ($JG)"
+		exit 77
+	fi
+	LIMIT_MI=$(awk '/^resources:/ {r=1} r && /^  limits:/ {l=1; next} r && l && /memory:/ {gsub(/[^0-9]/, "", $2); print $2; exit}' "$values")
+	[[ -n $LIMIT_MI ]] || { fail "no resources.limits.memory in $values"; jg_finish; }
+	LIMIT=$((LIMIT_MI * 1024 * 1024))
+	echo "# the chart's memory limit: ${LIMIT_MI}Mi"
+	CG=$v1/jobguard-e2e-$$
+	mkdir "$CG" || { fail "cannot create $CG"; jg_finish; }
+	trap cleanup_cgroup EXIT
+	echo "$LIMIT" >"$CG/memory.limit_in_bytes"
+	[[ -w $CG/memory.memsw.limit_in_bytes ]] && echo "$LIMIT" >"$CG/memory.memsw.limit_in_bytes"
+	REAL_JG=$JG
+	JG=$TMP/jobguard-in-cgroup
+	printf '#!/bin/sh\necho $$ >%s/cgroup.procs && exec %s "$@"\n' "$CG" "$REAL_JG" >"$JG"
+	chmod +x "$JG"
+}
+cleanup_cgroup() {
+	jg_cleanup
+	local i
+	for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && return; sleep 0.1; done
+}
+oom_kills() { awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"; }
+# Policy tests: serving_sha: the sha256 label of jobguard_policy_info
+serving_sha() {
+	curl -sS --max-time 5 "$OPS_URL/metrics" | sed -n 's/^jobguard_policy_info{sha256="\([0-9a-f]*\)"} 1$/\1/p'
+}
+# verdict: "allowed" or "denied" for the review that changes spec.managedBy (an immutable field)
+CHANGED=$CASES_DIR/r-update-managedby-changed/review.json
+verdict() {
+	local code
+	code=$(post "$CHANGED")
+	[[ $code == 200 ]] || { echo "http $code"; return; }
+	grep -q '"allowed":true' "$TMP/resp.json" && echo allowed || echo denied
+}

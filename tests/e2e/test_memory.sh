@@ -12,39 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 
-V1=/sys/fs/cgroup/memory
-if [[ $(id -u) != 0 || ! -w $V1/cgroup.procs ]]; then
-	echo "# skipped: needs root and a writable cgroup v1 memory hierarchy at $V1"
-	exit 77
-fi
-if ldd "$JG" 2>/dev/null | grep -q 'libasan\|libubsan'; then
-	echo "# skipped: a sanitizer build ($JG)"
-	exit 77
-fi
-
-# The chart's memory limit (resources.limits.memory in values.yaml, Mi).
-VALUES=$SRC_ROOT/charts/jobguard/values.yaml
-LIMIT_MI=$(awk '/^resources:/ {r=1} r && /^  limits:/ {l=1; next} r && l && /memory:/ {gsub(/[^0-9]/, "", $2); print $2; exit}' "$VALUES")
-[[ -n $LIMIT_MI ]] || { fail "no resources.limits.memory in $VALUES"; jg_finish; }
-LIMIT=$((LIMIT_MI * 1024 * 1024))
-echo "# the chart's memory limit: ${LIMIT_MI}Mi"
-
-CG=$V1/jobguard-e2e-$$
-mkdir "$CG" || { fail "cannot create $CG"; jg_finish; }
-cleanup_cgroup() {
-	jg_cleanup
-	local i
-	for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && return; sleep 0.1; done
-}
-trap cleanup_cgroup EXIT
-echo "$LIMIT" >"$CG/memory.limit_in_bytes"
-[[ -w $CG/memory.memsw.limit_in_bytes ]] && echo "$LIMIT" >"$CG/memory.memsw.limit_in_bytes"
-
-# jobguard started inside the cgroup: start_server runs $JG.
-REAL_JG=$JG
-JG=$TMP/jobguard-in-cgroup
-printf '#!/bin/sh\necho $$ >%s/cgroup.procs && exec %s "$@"\n' "$CG" "$REAL_JG" >"$JG"
-chmod +x "$JG"
+in_memory_cgroup
 
 CERTS=$TMP/certs
 mkcerts "$CERTS" || { fail "certificates"; jg_finish; }
@@ -63,7 +31,6 @@ metric_budget=$(metric jobguard_memory_budget_bytes)
 expect_eq "/metrics shows the budget" "$BUDGET" "$metric_budget"
 
 alive() { kill -0 "$SERVER_PID" 2>/dev/null; }
-oom_kills() { awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"; }
 valid_review_answered() { # DESCRIPTION
 	local code
 	code=$(post "$REVIEW")

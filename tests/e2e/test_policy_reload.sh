@@ -26,18 +26,6 @@ configmap_install() {
 	mv -T "$CM/..data_tmp" "$CM/..data"
 	[[ -L $CM/policy.json ]] || ln -s ..data/policy.json "$CM/policy.json"
 }
-# serving_sha: the sha256 label of jobguard_policy_info
-serving_sha() {
-	curl -sS --max-time 5 "$OPS_URL/metrics" | sed -n 's/^jobguard_policy_info{sha256="\([0-9a-f]*\)"} 1$/\1/p'
-}
-# verdict: "allowed" or "denied" for the review that changes spec.managedBy (an immutable field)
-CHANGED=$CASES_DIR/r-update-managedby-changed/review.json
-verdict() {
-	local code
-	code=$(post "$CHANGED")
-	[[ $code == 200 ]] || { echo "http $code"; return; }
-	grep -q '"allowed":true' "$TMP/resp.json" && echo allowed || echo denied
-}
 
 # jax_verdict: a JAXJob UPDATE handing it to MultiKueue. deny.json refuses it twice (immutable, and
 # the built-in row's Target-DelegationUnsupported); off.json allows it (immutability off, and a

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # debian.sh: minimal Debian roots made with debootstrap from the package mirror this machine's apt
-# uses, shared by tests/fresh (the README's `bash .ci/dev` in such a root) and tests/image (the
-# base images the Dockerfile is built on). Sourced (bash) after tests/e2e/lib.sh; the caller
-# defines fatal MESSAGE (one failed check, then its summary) and may set SUITE and APT_ETC.
+# uses, shared by tests/fresh (the README's `bash .ci/dev` in such a root) and .ci/release (the
+# debian:bookworm base image of the Dockerfile's build stage, also for tests/image). Sourced (bash)
+# after tests/e2e/lib.sh or with pass and fail defined; the caller defines fatal MESSAGE (one failed
+# check, then its summary) and may set SUITE and APT_ETC.
 
 SUITE=${SUITE:-bookworm}
 APT_ETC=${APT_ETC:-/etc/apt}

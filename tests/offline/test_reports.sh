@@ -53,5 +53,29 @@ n=$(grep -o '"name":"jobguard-scan[-0-9]*"' "$tmp/big.json" | sort -u | tr '\n' 
 [[ $n == '"name":"jobguard-scan" "name":"jobguard-scan-2" "name":"jobguard-scan-3" ' ]] && ok "split into parts of at most 1000 results: $n" || bad "parts: $n"
 max=$(python3 -c 'import json,sys; print(max(len(json.dumps(i)) for i in json.load(open(sys.argv[1]))["items"]))' "$tmp/big.json")
 ((max < 1048576)) && ok "largest report $max bytes (< 1 MiB)" || bad "largest report $max bytes"
+# Split and cut by size, not only by count: 150 AppWrappers whose managedBy is 50,000 'é' (100 KB;
+# each of their 300 messages quotes 64 KiB of it) made one report of 9.8 MB before. Each message is cut at 4 KiB
+# (saying so), and each report holds at most 512 KiB of results, so that it stays below etcd's
+# 1.5 MiB even with the copy `kubectl apply` keeps in an annotation.
+python3 -c '
+import json
+items = [{"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+          "metadata": {"name": "aw%d" % i, "namespace": "a"}, "spec": {"managedBy": "\u00e9" * 50000}}
+         for i in range(150)]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))' >"$tmp/wide-in.json"
+"$bin" scan -o policyreport "$tmp/wide-in.json" >"$tmp/wide.json"
+if validate "$tmp/wide.json"; then ok "150 wide objects: $(tail -1 "$tmp/v.out")"; else bad "150 wide objects: $(cat "$tmp/v.out")"; fi
+got=$(python3 -c '
+import json, re, sys
+items = json.load(open(sys.argv[1]))["items"]
+size = max(len(json.dumps(i, separators=(",", ":"), ensure_ascii=False).encode()) for i in items)
+msgs = [r["message"] for i in items for r in i["results"]]
+long = [m for m in msgs if "Invalid value" in m]
+cut = len(long) == 150 and all(len(m.encode()) <= 4096 + 40 and
+                               re.search(r"\.\.\. \[cut: the message is [0-9]{5} bytes\]$", m) for m in long)
+print(len(items), sum(len(i["results"]) for i in items), size < 540000, cut)' "$tmp/wide.json")
+expect='2 300 True True'
+[[ $got == "$expect" ]] && ok "split by size: 2 reports of at most 512 KiB of results, 300 results, messages cut at 4 KiB" ||
+	bad "split by size: got [$got], want [$expect]"
 echo "$pass passed, $fail failed"
 ((fail == 0))
