@@ -3,6 +3,7 @@
 #define JOBGUARD_CLI_H
 
 #include "jobguard/buf.h"
+#include "jobguard/policy.h"
 
 int jg_cmd_check(int argc, char **argv);
 int jg_cmd_convert(int argc, char **argv);
@@ -41,7 +42,11 @@ void jg_cli_where(const struct jg_doc *d, char *out, size_t cap);
  * JSON: the decoder checked it), so that it fits on one line. */
 void jg_cli_json_compact(jg_buf *out, const char *json, size_t len);
 
-struct jg_policy;
+/* The policy of `--policy-file FILE` or of `--values FILE` (a Helm values file's `.policy`, as the
+ * chart writes it), or none (*out NULL: the defaults, also for values without .policy). false:
+ * the reason is printed as "jobguard CMD: ...". */
+bool jg_cli_load_policy(const char *cmd, const char *policy_file, const char *values_file,
+                        struct jg_policy **out);
 
 /* The policy a Helm values file gives the chart (charts/jobguard): its `.policy` block, read as
  * the chart's install hook reads the policy file it renders from it. NULL with *absent set when

@@ -8,9 +8,17 @@
 
 #include <jansson.h>
 
+/* Annotations on every object: the policy's digest (jg_policy_values_sha256) and the --mode
+ * flags that override its modes (absent when none); the chart compares them with its values. */
+#define JG_VAP_ANN_SHA256 "jobguard.io/policy-sha256"
+#define JG_VAP_ANN_MODES "jobguard.io/mode-overrides"
+
 struct jg_vap_options {
     const char *prefix; /* object names start with it, e.g. "jobguard" */
     bool job_rules;     /* also the Job/CronJob format, length and immutability (< 1.32) */
+    const json_t *namespace_selector; /* each binding's matchResources.namespaceSelector, or NULL */
+    const char *policy_sha256;        /* JG_VAP_ANN_SHA256, or NULL */
+    const char *mode_overrides;       /* JG_VAP_ANN_MODES ("ID=mode,..."), or NULL/"" */
 };
 
 /* The objects in order (each policy followed by its binding), or NULL with the reason in err.

@@ -39,6 +39,8 @@ static void usage(FILE *f) {
         "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
         "  --policy-file FILE     apply this policy file (modes, controllers, targets;\n"
         "                         docs/policy.md); an invalid file exits 2\n"
+        "  --values FILE          the policy of a Helm values file (.policy, as the chart\n"
+        "                         writes it); instead of --policy-file\n"
         "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
         "                         rule (repeatable, later ones win, and win over the policy\n"
         "                         file's modes; see docs/modes.md)\n"
@@ -409,7 +411,7 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
 int jg_cmd_check(int argc, char **argv) {
     struct run r = {.cfg = JG_CONFIG_DEFAULT};
     jg_config_modes_unset(&r.cfg); /* --mode, else the policy file, else deny */
-    const char *old_path = NULL, *policy_path = NULL;
+    const char *old_path = NULL, *policy_path = NULL, *values_path = NULL;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **news = calloc((size_t)argc + 1, sizeof *news);
     size_t n_files = 0, n_news = 0;
@@ -424,10 +426,11 @@ int jg_cmd_check(int argc, char **argv) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
                            strcmp(a, "--policy-file") == 0 || strcmp(a, "--mode") == 0 ||
-                           strcmp(a, "--new") == 0 || strcmp(a, "--old") == 0 ||
-                           strcmp(a, "--subresource") == 0 || strcmp(a, "--kind") == 0 ||
-                           strcmp(a, "--resource") == 0 || strcmp(a, "--user") == 0 ||
-                           strcmp(a, "--group") == 0 || strcmp(a, "--namespace") == 0;
+                           strcmp(a, "--values") == 0 || strcmp(a, "--new") == 0 ||
+                           strcmp(a, "--old") == 0 || strcmp(a, "--subresource") == 0 ||
+                           strcmp(a, "--kind") == 0 || strcmp(a, "--resource") == 0 ||
+                           strcmp(a, "--user") == 0 || strcmp(a, "--group") == 0 ||
+                           strcmp(a, "--namespace") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             rc = EXIT_ALLOWED;
@@ -464,6 +467,8 @@ int jg_cmd_check(int argc, char **argv) {
                 r.groups[r.n_groups++] = (jg_str){v, strlen(v)};
             } else if (strcmp(a, "--policy-file") == 0)
                 policy_path = v;
+            else if (strcmp(a, "--values") == 0)
+                values_path = v;
             else if (!jg_cli_config_flag("check", a, v, &r.cfg))
                 goto out;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -502,11 +507,7 @@ int jg_cmd_check(int argc, char **argv) {
         goto out;
     }
 
-    char reason[1024];
-    if (policy_path && !(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
-        fprintf(stderr, "jobguard check: --policy-file: %s\n", reason);
-        goto out;
-    }
+    if (!jg_cli_load_policy("check", policy_path, values_path, &policy)) goto out;
     jg_policy_apply(policy, &r.cfg); /* --mode wins over the file; --disable-rule stays off */
     if (old_path && !read_old(&r, old_path, &old)) goto out;
     if (n_news) {

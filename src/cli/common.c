@@ -1,7 +1,9 @@
-/* What the check and scan commands share: the rule options and how a document is named. */
+/* What the check, scan and vap commands share: the rule options, the policy (--policy-file or
+ * --values) and how a document is named. */
 #include "jobguard/cli.h"
 #include "jobguard/reader.h"
 #include "jobguard/rules.h"
+#include "jobguard/values.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,4 +79,24 @@ void jg_cli_json_compact(jg_buf *out, const char *json, size_t len) {
     }
     if (p > end) p = end;
     jg_buf_put(out, run, (size_t)(p - run));
+}
+
+bool jg_cli_load_policy(const char *cmd, const char *policy_file, const char *values_file,
+                        struct jg_policy **out) {
+    char err[1024];
+    *out = NULL;
+    if (policy_file && values_file) {
+        fprintf(stderr, "jobguard %s: give --policy-file or --values, not both\n", cmd);
+        return false;
+    }
+    if (policy_file) {
+        *out = jg_policy_load_file(policy_file, err, sizeof err);
+        if (!*out) fprintf(stderr, "jobguard %s: --policy-file: %s\n", cmd, err);
+        return *out != NULL;
+    }
+    if (!values_file) return true;
+    bool absent;
+    *out = jg_policy_load_values(values_file, &absent, err, sizeof err);
+    if (!*out && !absent) fprintf(stderr, "jobguard %s: --values: %s\n", cmd, err);
+    return *out != NULL || absent; /* no .policy: the defaults, as the chart runs jobguard */
 }

@@ -10,6 +10,7 @@
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
 #include "jobguard/targets.h"
+#include "jobguard/values.h"
 #include "jobguard/verdict.h"
 
 enum { EXIT_OK = 0, EXIT_WARNINGS = 1, EXIT_INVALID = 2 };
@@ -219,47 +220,16 @@ static size_t lint_warnings(const struct jg_policy *p) {
     return n;
 }
 
-/* The chart writes `toJson .Values.policy` as the policy file; Helm reads values with the same
- * YAML conversion as kubectl, so this is the file the install hook checks. */
+/* The policy a Helm values file gives the chart: jg_policy_load_values (src/policy/values.c), whose
+ * digest is the chart's (`toJson .Values.policy`). */
 struct jg_policy *jg_cli_load_values(const char *file, bool *absent, char *err, size_t errlen) {
-    jg_buf b = JG_BUF_INIT;
-    if (!jg_read_file(file, (size_t)16 << 20, &b, err, errlen)) {
-        jg_buf_free(&b);
-        return NULL;
-    }
-    size_t jl;
-    char *conv =
-        jg_yaml_to_json(b.data ? b.data : "", b.len, file, JG_READER_MAX_DOC, &jl, err, errlen);
-    jg_buf_free(&b);
-    if (!conv) return NULL;
-    json_error_t je;
-    json_t *root = json_loadb(conv, jl, 0, &je);
-    free(conv);
-    json_t *pol = json_is_object(root) ? json_object_get(root, "policy") : NULL;
-    struct jg_policy *p = NULL;
-    if (!root || !(json_is_object(root) || json_is_null(root))) {
-        snprintf(err, errlen, "%s: a values file is a YAML mapping (got %s)", file,
-                 !root ? "something jansson cannot read" : "another kind of document");
-    } else if (!pol || json_is_null(pol) || (json_is_object(pol) && json_object_size(pol) == 0)) {
-        *absent = true; /* valid values: the chart installs no policy file and runs no check */
-    } else if (!json_is_object(pol)) {
-        snprintf(err, errlen, "%s: .policy must be an object (the policy file's members)", file);
-    } else {
-        char *s = json_dumps(pol, JSON_COMPACT);
-        char name[600];
-        snprintf(name, sizeof name, "%s (.policy)", file);
-        p = s ? jg_policy_load_buffer(name, s, strlen(s), err, errlen) : NULL;
-        if (!s) snprintf(err, errlen, "%s: out of memory", file);
-        free(s);
-    }
-    json_decref(root);
-    return p;
+    return jg_policy_load_values(file, absent, err, errlen);
 }
 
 static int cmd_check(const char *file, bool strict, bool values) {
     char err[1024];
     bool absent = false;
-    struct jg_policy *p = values ? jg_cli_load_values(file, &absent, err, sizeof err)
+    struct jg_policy *p = values ? jg_policy_load_values(file, &absent, err, sizeof err)
                                  : jg_policy_load_file(file, err, sizeof err);
     if (absent) {
         printf("%s: no policy block (.policy is absent or empty): the chart installs no policy "

@@ -52,6 +52,8 @@ static void usage(FILE *f) {
         "\n"
         "Options:\n"
         "  --policy-file FILE     the policy (modes, controllers, targets; docs/policy.md)\n"
+        "  --values FILE          the policy of a Helm values file (.policy, as the chart\n"
+        "                         writes it); instead of --policy-file\n"
         "  --namespace NS         the namespace of objects that name none\n"
         "  -o, --output FORMAT    text (default), json, policyreport (wgpolicyk8s.io/v1alpha2\n"
         "                         PolicyReport and ClusterPolicyReport, for kubectl apply -f -)\n"
@@ -633,7 +635,7 @@ static void free_records(struct scan *s) {
 int jg_cmd_scan(int argc, char **argv) {
     struct scan s = {.cfg = JG_CONFIG_DEFAULT, .first_result = true};
     jg_config_modes_unset(&s.cfg);
-    const char *policy_path = NULL;
+    const char *policy_path = NULL, *values_path = NULL;
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     size_t n_paths = 0;
     struct jg_policy *policy = NULL;
@@ -644,10 +646,11 @@ int jg_cmd_scan(int argc, char **argv) {
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool takes_value = strcmp(a, "--policy-file") == 0 || strcmp(a, "--namespace") == 0 ||
-                           strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-                           strcmp(a, "--fail-on") == 0 || strcmp(a, "--mode") == 0 ||
-                           strcmp(a, "--disable-rule") == 0 || strcmp(a, "--parity") == 0;
+        bool takes_value = strcmp(a, "--policy-file") == 0 || strcmp(a, "--values") == 0 ||
+                           strcmp(a, "--namespace") == 0 || strcmp(a, "-o") == 0 ||
+                           strcmp(a, "--output") == 0 || strcmp(a, "--fail-on") == 0 ||
+                           strcmp(a, "--mode") == 0 || strcmp(a, "--disable-rule") == 0 ||
+                           strcmp(a, "--parity") == 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             rc = EXIT_CLEAN;
@@ -660,6 +663,8 @@ int jg_cmd_scan(int argc, char **argv) {
             const char *v = argv[++i];
             if (strcmp(a, "--policy-file") == 0) {
                 policy_path = v;
+            } else if (strcmp(a, "--values") == 0) {
+                values_path = v;
             } else if (strcmp(a, "--namespace") == 0) {
                 if (strlen(v) > JG_MAX_NAMESPACE_BYTES) {
                     fprintf(stderr, "jobguard scan: " JG_NAMESPACE_TOO_LONG_FMT "\n",
@@ -698,11 +703,7 @@ int jg_cmd_scan(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    char reason[1024];
-    if (policy_path && !(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
-        fprintf(stderr, "jobguard scan: --policy-file: %s\n", reason);
-        goto out;
-    }
+    if (!jg_cli_load_policy("scan", policy_path, values_path, &policy)) goto out;
     jg_policy_apply(policy, &s.cfg);
 
     jg_reader *rd = jg_reader_open(paths, n_paths);

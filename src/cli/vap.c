@@ -1,7 +1,9 @@
 /* jobguard vap: the policy as ValidatingAdmissionPolicies and bindings (docs/vap.md). */
+#include "jobguard/vap.h"
+#include "jobguard/buf.h"
 #include "jobguard/cli.h"
 #include "jobguard/policy.h"
-#include "jobguard/vap.h"
+#include "jobguard/values.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -10,9 +12,11 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "Usage: jobguard vap [--policy-file FILE] [--output yaml|json]\n"
+            "Usage: jobguard vap [--policy-file FILE | --values FILE] [--output yaml|json]\n"
             "                    [--kubernetes-version 1.30..1.37] [--job-rules]\n"
             "                    [--name-prefix P] [--mode ID=MODE]...\n"
+            "                    [--exclude-namespace NS]... [--namespace-selector-expression "
+            "JSON]...\n"
             "       jobguard vap --explain [--markdown] [same options]\n"
             "\n"
             "Prints ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects\n"
@@ -25,7 +29,9 @@ static void usage(FILE *f) {
             "\n"
             "Options:\n"
             "  --policy-file FILE        the policy (modes, controllers, targets)\n"
-            "  --output yaml|json        yaml (default): documents separated by ---;\n"
+            "  --values FILE             the policy of a Helm values file (.policy, as the chart\n"
+            "                            writes it); instead of --policy-file\n"
+            "  -o, --output yaml|json    yaml (default): documents separated by ---;\n"
             "                            json: one v1 List\n"
             "  --kubernetes-version V    the cluster's minor version, 1.30 (the first with\n"
             "                            VAP v1) to 1.37 (default 1.35); below 1.32 the Job and\n"
@@ -34,21 +40,56 @@ static void usage(FILE *f) {
             "  --job-rules               emit those Job and CronJob rules whatever the version\n"
             "  --name-prefix P           object names start with P- (default jobguard)\n"
             "  --mode ID=MODE            a rule's mode, over the policy file's (as check)\n"
+            "  --exclude-namespace NS    a namespace the bindings skip, as the chart's webhooks\n"
+            "                            (repeatable; default kube-system; the chart puts its\n"
+            "                            own exemptions on the bindings)\n"
+            "  --namespace-selector-expression JSON\n"
+            "                            one more namespaceSelector matchExpressions entry,\n"
+            "                            e.g. '{\"key\":\"jobguard.io/ignore\",\"operator\":\n"
+            "                            \"DoesNotExist\"}' (repeatable)\n"
             "  --explain                 print, instead of the objects, every rule and target:\n"
             "                            enforced by the VAP (validationActions, how) or not\n"
             "                            (why); --markdown as a Markdown table (docs/vap.md)\n"
             "  --help                    this text\n"
             "\n"
-            "Exit status: 0 printed, 2 bad arguments or policy (reason on stderr).\n");
+            "Exit status: 0 printed, 2 bad arguments or policy, or an object over 1 MiB\n"
+            "(reason on stderr).\n");
 }
 
 /* A readable YAML of a JSON tree: block mappings and sequences, strings double-quoted in JSON
  * syntax (a JSON string is a YAML double-quoted scalar). */
 static void yaml(FILE *f, const json_t *v, int indent, bool in_seq);
 
+/* A JSON scalar as a YAML double-quoted one: what JSON leaves raw but YAML folds or refuses is
+ * escaped, so that a YAML reader gets the same string: the line breaks NEL (U+0085), U+2028 and
+ * U+2029 (YAML folds them into a space or a newline), DEL and the other C1 controls, the BOM and
+ * U+FFFE/U+FFFF (not printable in YAML). */
 static void yaml_scalar(FILE *f, const json_t *v) {
     char *s = json_dumps(v, JSON_ENCODE_ANY);
-    fputs(s ? s : "null", f);
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned cp = 0;
+        size_t n = 0;
+        if (*p == 0x7f)
+            cp = 0x7f, n = 1;
+        else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            cp = p[1], n = 2;
+        else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+            cp = 0x2000u | (p[2] - 0x80u), n = 3;
+        else if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+            cp = 0xfeff, n = 3;
+        else if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
+            cp = 0xffc0u | (p[2] & 0x3fu), n = 3;
+        if (n) {
+            fprintf(f, "\\u%04x", cp);
+            p += n - 1;
+        } else {
+            fputc(*p, f);
+        }
+    }
     free(s);
 }
 
@@ -106,8 +147,78 @@ static void print_explain(const json_t *rows, bool markdown) {
     }
 }
 
+/* The objects the API server stores: etcd refuses a value over 1.5 MiB, the API server a request
+ * over 3 MiB; jobguard refuses to print any object over 1 MiB (compact JSON) rather than leave
+ * enforcement partial. */
+#define MAX_OBJECT_BYTES ((size_t)1 << 20)
+
+static bool sizes_ok(const json_t *objs) {
+    size_t i;
+    json_t *x;
+    bool ok = true;
+    json_array_foreach(objs, i, x) {
+        char *s = json_dumps(x, JSON_COMPACT);
+        size_t n = s ? strlen(s) : 0;
+        free(s);
+        if (n > MAX_OBJECT_BYTES) {
+            fprintf(stderr,
+                    "jobguard vap: %s %s is %zu bytes, more than 1 MiB (etcd stores at most "
+                    "1.5 MiB): the policy's tables are too large for admission policies; "
+                    "keep the webhook for it (docs/vap.md \"Size\")\n",
+                    json_string_value(json_object_get(x, "kind")),
+                    json_string_value(json_object_get(json_object_get(x, "metadata"), "name")), n);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* The bindings' namespaceSelector: the excluded names (NotIn on kubernetes.io/metadata.name),
+ * then the extra expressions, as the chart builds its webhooks' (jobguard.namespaceSelector). */
+static json_t *selector(const char **excluded, size_t n_excluded, json_t *exprs) {
+    json_t *all = json_array();
+    if (n_excluded) {
+        json_t *vals = json_array();
+        for (size_t i = 0; i < n_excluded; i++)
+            json_array_append_new(vals, json_string(excluded[i]));
+        json_array_append_new(all,
+                              json_pack("{s:s, s:s, s:o}", "key", "kubernetes.io/metadata.name",
+                                        "operator", "NotIn", "values", vals));
+    }
+    json_array_extend(all, exprs);
+    if (json_array_size(all) == 0) {
+        json_decref(all);
+        return NULL;
+    }
+    return json_pack("{s:o}", "matchExpressions", all);
+}
+
+/* One matchExpressions entry: {key, operator In|NotIn|Exists|DoesNotExist, values}. */
+static bool expression_ok(const json_t *e) {
+    const char *op = json_string_value(json_object_get(e, "operator"));
+    const json_t *vals = json_object_get(e, "values");
+    if (!json_is_object(e) || !json_is_string(json_object_get(e, "key")) || !op) return false;
+    bool set = !strcmp(op, "In") || !strcmp(op, "NotIn");
+    bool exists = !strcmp(op, "Exists") || !strcmp(op, "DoesNotExist");
+    if (!set && !exists) return false;
+    if (exists) return !vals || (json_is_array(vals) && json_array_size(vals) == 0);
+    if (!json_is_array(vals) || json_array_size(vals) == 0) return false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(vals, i, v) if (!json_is_string(v)) return false;
+    const char *k;
+    json_object_foreach((json_t *)e, k, v) if (strcmp(k, "key") && strcmp(k, "operator") &&
+                                               strcmp(k, "values")) return false;
+    return true;
+}
+
 int jg_cmd_vap(int argc, char **argv) {
-    const char *policy_file = NULL, *output = "yaml";
+    const char *policy_file = NULL, *values_file = NULL, *output = "yaml";
+    const char **excluded = calloc((size_t)argc + 1, sizeof *excluded);
+    size_t n_excluded = 0;
+    json_t *exprs = json_array();
+    jg_buf modes = JG_BUF_INIT;
+    int rc = 2;
     struct jg_vap_options o = {.prefix = "jobguard"};
     int minor = 35;
     bool explain = false, markdown = false;
@@ -117,7 +228,8 @@ int jg_cmd_vap(int argc, char **argv) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
-            return 0;
+            rc = 0;
+            goto out;
         }
         if (strcmp(a, "--job-rules") == 0) {
             o.job_rules = true;
@@ -130,19 +242,36 @@ int jg_cmd_vap(int argc, char **argv) {
         if (i + 1 >= argc) {
             fprintf(stderr, "jobguard vap: %s needs a value (or is unknown)\n\n", a);
             usage(stderr);
-            return 2;
+            goto out;
         }
         const char *v = argv[++i];
         if (strcmp(a, "--policy-file") == 0) {
             policy_file = v;
-        } else if (strcmp(a, "--output") == 0 && (!strcmp(v, "yaml") || !strcmp(v, "json"))) {
+        } else if (strcmp(a, "--values") == 0) {
+            values_file = v;
+        } else if (strcmp(a, "--exclude-namespace") == 0 && v[0] && strlen(v) <= 63) {
+            excluded[n_excluded++] = v;
+        } else if (strcmp(a, "--namespace-selector-expression") == 0) {
+            json_t *e = json_loads(v, 0, NULL);
+            if (!expression_ok(e)) {
+                fprintf(stderr,
+                        "jobguard vap: --namespace-selector-expression: %s is not a "
+                        "matchExpressions entry (key, operator In, NotIn, Exists or "
+                        "DoesNotExist, values for In and NotIn only)\n",
+                        v);
+                json_decref(e);
+                goto out;
+            }
+            json_array_append_new(exprs, e);
+        } else if ((!strcmp(a, "--output") || !strcmp(a, "-o")) &&
+                   (!strcmp(v, "yaml") || !strcmp(v, "json"))) {
             output = v;
         } else if (strcmp(a, "--kubernetes-version") == 0) {
             char *end;
             long m = strncmp(v, "1.", 2) == 0 ? strtol(v + 2, &end, 10) : 0;
             if (m < 30 || m > 37 || *end) {
                 fprintf(stderr, "jobguard vap: --kubernetes-version: %s is not 1.30 to 1.37\n", v);
-                return 2;
+                goto out;
             }
             minor = (int)m;
         } else if (strcmp(a, "--name-prefix") == 0 && v[0] && strlen(v) <= 63) {
@@ -151,40 +280,51 @@ int jg_cmd_vap(int argc, char **argv) {
             char err[300];
             if (!jg_mode_set(v, strlen(v), cfg.mode, err, sizeof err)) {
                 fprintf(stderr, "jobguard vap: --mode: %s\n", err);
-                return 2;
+                goto out;
             }
+            jg_buf_printf(&modes, "%s%s", modes.len ? "," : "", v);
         } else {
             fprintf(stderr, "jobguard vap: bad option %s %s\n\n", a, v);
             usage(stderr);
-            return 2;
+            goto out;
         }
     }
     for (const char *c = o.prefix; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
             fprintf(stderr, "jobguard vap: --name-prefix: \"%s\" is not lowercase a-z, 0-9, '-', '.'\n",
                     o.prefix);
-            return 2;
+            goto out;
         }
     if (markdown && !explain) {
         fprintf(stderr, "jobguard vap: --markdown goes with --explain\n");
-        return 2;
+        goto out;
     }
     if (minor < 32) o.job_rules = true;
     struct jg_policy *p = NULL;
-    if (policy_file) {
-        char err[1024];
-        p = jg_policy_load_file(policy_file, err, sizeof err);
-        if (!p) {
-            fprintf(stderr, "jobguard vap: %s\n", err);
-            return 2;
-        }
+    if (!jg_cli_load_policy("vap", policy_file, values_file, &p)) goto out;
+    /* the digest the chart computes of .Values.policy (`toJson`): with --values, the loaded
+     * policy's; of a policy file, its tree written as Helm writes it */
+    char sha[65] = "", err[1024];
+    if (values_file && p)
+        memcpy(sha, p->sha256, sizeof sha);
+    else if (!jg_policy_chart_sha256(policy_file, sha, err, sizeof err)) {
+        fprintf(stderr, "jobguard vap: %s\n", err);
+        jg_policy_free(p);
+        goto out;
     }
+    o.policy_sha256 = sha;
+    o.mode_overrides = modes.data;
+    if (!n_excluded) excluded[n_excluded++] = "kube-system";
+    json_t *sel = selector(excluded, n_excluded, exprs);
+    o.namespace_selector = sel;
     jg_policy_apply(p, &cfg);
-    char err[600];
     json_t *objs = (explain ? jg_vap_explain : jg_vap_build)(&cfg, &o, err, sizeof err);
-    int rc = 0;
+    json_decref(sel);
+    rc = 0;
     if (!objs) {
         fprintf(stderr, "jobguard vap: %s\n", err);
+        rc = 2;
+    } else if (!explain && !sizes_ok(objs)) {
         rc = 2;
     } else if (explain) {
         print_explain(objs, markdown);
@@ -204,5 +344,9 @@ int jg_cmd_vap(int argc, char **argv) {
     }
     json_decref(objs);
     jg_policy_free(p);
+out:
+    free(excluded);
+    json_decref(exprs);
+    jg_buf_free(&modes);
     return rc;
 }

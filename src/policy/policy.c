@@ -5,6 +5,7 @@
  * jansson keeps no positions for parsed values, so semantic errors are located by JSON path. */
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
+#include "jobguard/values.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -774,15 +775,6 @@ static bool read_policy(struct ctx *c, const json_t *root, struct jg_policy *pol
     return !modes || read_modes(c, modes, pol);
 }
 
-static void sha256_hex(const char *data, size_t len, char out[65]) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    out[0] = '\0';
-    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
-    for (unsigned i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 static struct jg_policy *load_json(const char *name, const char *json, size_t len, char *err,
                                    size_t errcap, bool yaml);
 
@@ -816,7 +808,7 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         struct jg_policy *p = load_json(name, conv, jl, err, errcap, false);
         free(conv);
         if (p) {
-            sha256_hex(json, len, p->sha256);
+            jg_sha256_hex(json, len, p->sha256);
             p->yaml = true;
         }
         return p;
@@ -838,7 +830,7 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         jg_policy_free(p);
         return NULL;
     }
-    sha256_hex(json, len, p->sha256);
+    jg_sha256_hex(json, len, p->sha256);
     return p;
 }
 

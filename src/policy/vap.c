@@ -112,31 +112,101 @@ static bool path_ok(const char *path) {
     return true;
 }
 
-/* `has(r.a) && has(r.a.b) ...` for a path without "[*]" below root expression r. */
-static void has_chain(jg_buf *b, const char *root, const char *path, size_t len) {
+/* `has(r.a) && type(r.a) == map && has(r.a.b) && ...` for a path without "[*]" below root
+ * expression r: the field is set, a null being absent as the webhook reads it; with `string` the
+ * last value must be a string, else not null. Never an error, whatever the types on the path. */
+static void present(jg_buf *b, const char *root, const char *path, size_t len, bool string) {
     for (size_t i = 0, first = 1; i <= len; i++) {
         if (i < len && path[i] != '.') continue;
         if (!first) jg_buf_puts(b, " && ");
         first = 0;
-        jg_buf_printf(b, "has(%s.%.*s)", root, (int)i, path);
+        if (i < len)
+            jg_buf_printf(b, "has(%s.%.*s) && type(%s.%.*s) == map", root, (int)i, path, root,
+                          (int)i, path);
+        else if (string)
+            jg_buf_printf(b, "has(%s.%.*s) && type(%s.%.*s) == string", root, (int)i, path, root,
+                          (int)i, path);
+        else
+            jg_buf_printf(b, "has(%s.%.*s) && %s.%.*s != null", root, (int)i, path, root, (int)i,
+                          path);
     }
+}
+
+/* "every value on `path` below `root` is absent, null or of the type the webhook reads": an object
+ * for every field but the last, a list before each "[*]" (its elements null or objects), a string
+ * at the end. The webhook refuses anything else before any rule ("must be a string"). */
+static void typed_path(jg_buf *b, const char *root, const char *path, int *level) {
+    jg_buf cur = JG_BUF_INIT, r = JG_BUF_INIT;
+    jg_buf_puts(&cur, root);
+    size_t opens = 0;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ".[");
+        bool list = strncmp(p + n, "[*]", 3) == 0;
+        jg_buf_reset(&r);
+        jg_buf_printf(&r, "%s.%.*s", cur.data, (int)n, p);
+        p += n + (list ? 3 : 0);
+        if (*p == '.') p++;
+        jg_buf_printf(b, "(!has(%s) || %s == null || (type(%s) == %s", r.data, r.data, r.data,
+                      list ? "list"
+                      : *p ? "map"
+                           : "string");
+        opens += 2;
+        jg_buf_reset(&cur);
+        if (list) {
+            char e[16];
+            snprintf(e, sizeof e, "t%d", (*level)++);
+            jg_buf_printf(b, " && %s.all(%s, %s == null || (type(%s) == map", r.data, e, e, e);
+            opens += 2;
+            jg_buf_puts(&cur, e);
+        } else {
+            jg_buf_puts(&cur, r.data);
+        }
+        if (*p) jg_buf_puts(b, " && ");
+    }
+    while (opens--)
+        jg_buf_putc(b, ')');
+    jg_buf_free(&cur);
+    jg_buf_free(&r);
+}
+
+/* The `typed` variable of a row: its managedBy path and nested paths, in the new and the stored
+ * object. */
+static char *typed_expr(const struct jg_policy_target *t) {
+    jg_buf b = JG_BUF_INIT;
+    int level = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *root = k ? "oldObject" : "object";
+        jg_buf_puts(&b, k ? " && (oldObject == null || (" : "(");
+        typed_path(&b, root, t->managed_by_path, &level);
+        for (size_t i = 0; i < t->n_nested; i++) {
+            jg_buf_puts(&b, " && ");
+            typed_path(&b, root, t->nested[i].path, &level);
+        }
+        jg_buf_puts(&b, k ? "))" : ")");
+    }
+    return b.data;
 }
 
 static json_t *variable(const char *name, const char *expr) {
     return json_pack("{s:s, s:s}", "name", name, "expression", expr);
 }
 
-/* Variables of a main-resource policy at the row's path: hasMb, mb, hasOld, oldMb, changed,
- * host, path. */
-static json_t *main_variables(struct gen *g, const char *field) {
+/* Variables of a row's policies: typed, ns, hasMb, mb, hasOld, oldMb, changed, host, path. */
+static json_t *main_variables(struct gen *g, const struct jg_policy_target *t) {
+    const char *field = t->managed_by_path;
     json_t *v = json_array();
     jg_buf *b = &g->b;
+    char *typed = typed_expr(t);
+    json_array_append_new(v, variable("typed", typed));
+    jg_free(typed);
+    /* a cluster-scoped request has no namespace (the policies match namespaced kinds only) */
+    json_array_append_new(v, variable("ns", "has(request.namespace) ? request.namespace : ''"));
     static const char *const names[2][3] = {{"hasMb", "mb", "object"},
                                             {"hasOld", "oldMb", "oldObject"}};
     for (int k = 0; k < 2; k++) { /* the new object's value, then the stored one's */
         jg_buf_reset(b);
         jg_buf_puts(b, k ? "(oldObject != null && " : "(");
-        has_chain(b, names[k][2], field, strlen(field));
+        present(b, names[k][2], field, strlen(field), true);
         jg_buf_putc(b, ')');
         json_array_append_new(v, variable(names[k][0], b->data));
         jg_buf_reset(b);
@@ -161,14 +231,31 @@ struct vals {
     json_t *v[JG_MODE_OFF]; /* validations per mode */
 };
 
+/* The API server shows a messageExpression's result only up to 5 KiB (else the static message):
+ * the result is cut at MSG_CUT characters (4 bytes each at most), as jobguard cuts a long value. */
+#define MSG_CUT 1200
+
+/* Adds a validation of `rule` in the rule's mode: `expr` runs only when `typed` holds (a value of
+ * another type is refused by the row's type validation alone), `msg` is the static message the
+ * API server falls back to, `msg_expr` (or NULL) jobguard's text. */
 static void add(struct gen *g, struct vals *vs, int rule, const char *expr, const char *msg,
                 const char *msg_expr, const char *reason) {
     unsigned m = g->cfg->mode[rule];
     if (m >= JG_MODE_COUNT) m = JG_MODE_DENY;
     if ((g->cfg->disabled >> rule & 1) || m == JG_MODE_OFF) return;
-    json_t *o = json_pack("{s:s, s:s}", "expression", expr, "reason", reason);
-    if (msg) json_object_set_new(o, "message", json_string(msg));
-    if (msg_expr) json_object_set_new(o, "messageExpression", json_string(msg_expr));
+    jg_buf e = JG_BUF_INIT;
+    jg_buf_printf(&e, "!variables.typed || (%s)", expr);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s}", "expression", e.data, "message", msg, "reason", reason);
+    if (msg_expr) {
+        jg_buf_reset(&e);
+        jg_buf_printf(&e,
+                      "[%s].map(text, size(text) <= %d ? text : text.substring(0, %d) + "
+                      "'... [truncated ' + string(size(text) - %d) + ' characters]')[0]",
+                      msg_expr, MSG_CUT, MSG_CUT, MSG_CUT);
+        json_object_set_new(o, "messageExpression", json_string(e.data));
+    }
+    jg_buf_free(&e);
     json_array_append_new(vs->v[m], o);
 }
 
@@ -190,6 +277,18 @@ static char *msg_value(const char *field, const char *type, const char *value_ex
         lit(&b, tail);
     }
     return b.data; /* owned by the caller */
+}
+
+/* A validation whose message is `<field>: <type>: <quoted value><tail>`; its static message, the
+ * same without the value. */
+static void add_value(struct gen *g, struct vals *vs, int rule, const char *expr, const char *field,
+                      const char *type, const char *value_expr, const char *tail) {
+    char *m = msg_value(field, type, value_expr, false, tail);
+    jg_buf st = JG_BUF_INIT;
+    jg_buf_printf(&st, "%s: %s%s", field, type, tail);
+    add(g, vs, rule, expr, st.data, m, "Invalid");
+    jg_buf_free(&st);
+    jg_free(m);
 }
 
 /* fnmatch(3) glob of namespace characters as an RE2 alternative: every bracket written out as the
@@ -239,131 +338,6 @@ static bool glob_re(jg_buf *b, const char *gl) {
     return true;
 }
 
-/* The CEL condition "controller c may be named in request.namespace". */
-static void ns_cond(jg_buf *b, const struct jg_policy_controller *c) {
-    if (c->namespaces.n == 0) {
-        jg_buf_puts(b, "true");
-        return;
-    }
-    jg_buf re;
-    re = (jg_buf)JG_BUF_INIT;
-    size_t alts = 0;
-    for (size_t i = 0; i < c->namespaces.n; i++) {
-        size_t mark = re.len;
-        if (alts) jg_buf_putc(&re, '|');
-        if (glob_re(&re, c->namespaces.v[i])) {
-            alts++;
-        } else {
-            re.len = mark; /* a glob that matches no namespace adds no alternative */
-            if (re.data) re.data[mark] = '\0';
-        }
-    }
-    if (alts == 0) {
-        jg_buf_puts(b, "false");
-    } else {
-        jg_buf_puts(b, "request.namespace.matches(");
-        char *r = NULL;
-        jg_buf tmp;
-        tmp = (jg_buf)JG_BUF_INIT;
-        jg_buf_printf(&tmp, "^(%s)$", re.data);
-        r = tmp.data;
-        lit(b, r);
-        jg_buf_putc(b, ')');
-        jg_buf_free(&tmp);
-    }
-    jg_buf_free(&re);
-}
-
-static int cmp_cstr(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Policy-AllowedControllers (docs/rules.md §11.1) at `field`; gate: the CEL condition under
- * which the rule runs. */
-static void allowed_controllers(struct gen *g, struct vals *vs, const char *field,
-                                const char *reserved, const char *gate) {
-    const struct jg_policy *p = g->cfg->policy;
-    if (!p || p->allow_unlisted_controllers) {
-        explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, "no (nothing to check)",
-                "no policy, or it allows unlisted controllers");
-        return;
-    }
-    explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, NULL,
-            "CREATE, and UPDATE when the value changed: the reserved value, or a listed controller "
-            "whose namespace globs (one anchored RE2 alternative) match `request.namespace`; a "
-            "value listed only for other namespaces gets jobguard's `is allowed only in "
-            "namespaces` note");
-    jg_buf e, m;
-    e = (jg_buf)JG_BUF_INIT;
-    m = (jg_buf)JG_BUF_INIT;
-    jg_buf_printf(&e, "!(%s) || !variables.hasMb || variables.mb == ", gate);
-    lit(&e, reserved);
-    for (size_t i = 0; i < p->n_controllers; i++) {
-        jg_buf_puts(&e, " || (variables.mb == ");
-        lit(&e, p->controllers[i].name);
-        jg_buf_puts(&e, " && ");
-        ns_cond(&e, &p->controllers[i]);
-        jg_buf_putc(&e, ')');
-    }
-    /* supported values: the reserved one and the names listed here, sorted, once each */
-    const char **names = malloc((p->n_controllers + 1) * sizeof *names);
-    size_t n = 0;
-    names[n++] = reserved;
-    for (size_t i = 0; i < p->n_controllers; i++)
-        names[n++] = p->controllers[i].name;
-    qsort(names, n, sizeof *names, cmp_cstr);
-    char *head = msg_value(field, "Unsupported value", "variables.mb", false, ": supported values: ");
-    jg_buf_puts(&m, head);
-    jg_free(head);
-    jg_buf_puts(&m, " + (");
-    for (size_t i = 0; i < n; i++) {
-        if (i && strcmp(names[i], names[i - 1]) == 0) continue;
-        jg_buf tmp;
-        tmp = (jg_buf)JG_BUF_INIT;
-        jg_buf_go_quote(&tmp, names[i], strlen(names[i]));
-        if (i) jg_buf_puts(&m, " + ");
-        jg_buf_puts(&m, "((");
-        if (strcmp(names[i], reserved) == 0) {
-            jg_buf_puts(&m, "true");
-        } else {
-            for (size_t k = 0, any = 0; k < p->n_controllers; k++) {
-                if (strcmp(p->controllers[k].name, names[i]) != 0) continue;
-                if (any++) jg_buf_puts(&m, " || ");
-                ns_cond(&m, &p->controllers[k]);
-            }
-        }
-        jg_buf_puts(&m, ") ? [");
-        lit(&m, tmp.data);
-        jg_buf_puts(&m, "] : [])");
-        jg_buf_free(&tmp);
-    }
-    jg_buf_puts(&m, ").join(', ')");
-    /* a value refused only because its controller is limited to other namespaces says where it
-     * is allowed (rules.c namespace_note): the same globs, at most 8, then "and N more" */
-    for (size_t i = 0; i < p->n_controllers; i++) {
-        const struct jg_policy_controller *c = &p->controllers[i];
-        if (!c->namespaces.n) continue;
-        jg_buf note;
-        note = (jg_buf)JG_BUF_INIT;
-        jg_buf_puts(&note, "; ");
-        jg_buf_go_quote(&note, c->name, strlen(c->name));
-        jg_buf_puts(&note, " is allowed only in namespaces ");
-        size_t k = c->namespaces.n < 8 ? c->namespaces.n : 8;
-        for (size_t j = 0; j < k; j++)
-            jg_buf_printf(&note, "%s%s", j ? ", " : "", c->namespaces.v[j]);
-        if (c->namespaces.n > k) jg_buf_printf(&note, " and %zu more", c->namespaces.n - k);
-        jg_buf_puts(&m, " + (variables.mb == ");
-        lit(&m, c->name);
-        jg_buf_puts(&m, " ? ");
-        lit(&m, note.data);
-        jg_buf_puts(&m, " : '')");
-        jg_buf_free(&note);
-    }
-    free(names);
-    add(g, vs, JG_R_POLICY_ALLOWED_CONTROLLERS, e.data, NULL, m.data, "Invalid");
-    jg_buf_free(&e);
-    jg_buf_free(&m);
-}
 
 /* Format and length (docs/rules.md §2.2, §2.3) at `field` when `gate` holds and a value is set. */
 static void format_rules(struct gen *g, struct vals *vs, const char *field, const char *gate) {
@@ -391,26 +365,20 @@ static void format_rules(struct gen *g, struct vals *vs, const char *field, cons
     add(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, msg, NULL, "Invalid");
     const char *prefixed = "variables.mb.matches(r\"^[^/]+/[\\s\\S]+$\")";
     G("variables.mb == '' || %s", prefixed);
-    char *m = msg_value(field, "Invalid value", "variables.mb", false,
-                        ": must be a domain-prefixed path (such as \"acme.io/foo\")");
-    add(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, NULL, m, "Invalid");
-    jg_free(m);
+    add_value(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, field, "Invalid value", "variables.mb",
+              ": must be a domain-prefixed path (such as \"acme.io/foo\")");
     G("!%s || size(bytes(variables.host)) <= 253", prefixed);
-    m = msg_value(field, "Invalid value", "variables.host", false,
-                  ": must be no more than 253 characters");
-    add(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, NULL, m, "Invalid");
-    jg_free(m);
+    add_value(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, field, "Invalid value", "variables.host",
+              ": must be no more than 253 characters");
     G("!%s || variables.host.matches(r\"%s\")", prefixed, SUBDOMAIN_RE);
     char tail[600];
     snprintf(tail, sizeof tail, ": %s", jg_subdomain_detail);
-    m = msg_value(field, "Invalid value", "variables.host", false, tail);
-    add(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, NULL, m, "Invalid");
-    jg_free(m);
+    add_value(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, field, "Invalid value", "variables.host",
+              tail);
     G("!%s || variables.path.matches(r\"%s\")", prefixed, PATH_RE);
     snprintf(tail, sizeof tail, ": %s", jg_path_detail);
-    m = msg_value(field, "Invalid value", "variables.path", false, tail);
-    add(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, NULL, m, "Invalid");
-    jg_free(m);
+    add_value(g, vs, JG_R_MANAGED_BY_FORMAT, e.data, field, "Invalid value", "variables.path",
+              tail);
     G("size(bytes(variables.mb)) <= 63");
     snprintf(msg, sizeof msg, "%s: Too long: may not be more than 63 bytes", field);
     add(g, vs, JG_R_MANAGED_BY_LENGTH, e.data, msg, NULL, "Invalid");
@@ -428,10 +396,12 @@ static void immutable_rule(struct gen *g, struct vals *vs, const char *field) {
     jg_buf_puts(&m, " + (variables.hasMb ? ");
     jsonq(&m, "variables.mb");
     jg_buf_puts(&m, " : 'null') + ': field is immutable'");
+    char st[600];
+    snprintf(st, sizeof st, "%s: Invalid value: field is immutable", field);
     add(g, vs, JG_R_MANAGED_BY_IMMUTABLE,
         "request.operation != 'UPDATE' || (variables.hasMb == variables.hasOld && "
         "variables.mb == variables.oldMb)",
-        NULL, m.data, "Invalid");
+        st, m.data, "Invalid");
     jg_buf_free(&m);
 }
 
@@ -450,7 +420,7 @@ static void nested_unchanged(jg_buf *b, const struct jg_policy_nested *nd, const
     snprintf(newv, sizeof newv, "%s.%.*s", nroot, (int)n, rest);
     snprintf(oldv, sizeof oldv, "%s.%.*s", oroot, (int)n, rest);
     jg_buf_putc(b, '(');
-    has_chain(b, oroot, rest, n);
+    present(b, oroot, rest, n, false);
     if (rest[n] == '\0') {
         jg_buf_printf(b, " && %s == %s)", oldv, newv);
         return;
@@ -459,8 +429,9 @@ static void nested_unchanged(jg_buf *b, const struct jg_policy_nested *nd, const
     char o[16], e[16];
     snprintf(o, sizeof o, "o%d", level);
     snprintf(e, sizeof e, "e%d", level);
-    jg_buf_printf(b, " && %s.exists(%s, has(%s.%s) && has(%s.%s) && %s.%s == %s.%s && ", oldv, o,
-                  o, key, e, key, o, key, e, key);
+    jg_buf_printf(b,
+                  " && %s.exists(%s, %s != null && has(%s.%s) && has(%s.%s) && %s.%s == %s.%s && ",
+                  oldv, o, o, o, key, e, key, o, key, e, key);
     const char *next = rest + n + 3 + (rest[n + 3] == '.');
     nested_unchanged(b, nd, next, level + 1, e, o);
     jg_buf_puts(b, "))");
@@ -473,7 +444,7 @@ static void nested_rule_expr(jg_buf *b, const struct jg_policy_nested *nd, const
     char v[512];
     snprintf(v, sizeof v, "%s.%.*s", nroot, (int)n, rest);
     jg_buf_puts(b, "!(");
-    has_chain(b, nroot, rest, n);
+    present(b, nroot, rest, n, false);
     jg_buf_puts(b, ") || ");
     if (rest[n] == '\0') {
         if (nd->reserved_value[0]) {
@@ -485,7 +456,7 @@ static void nested_rule_expr(jg_buf *b, const struct jg_policy_nested *nd, const
     }
     char e[16];
     snprintf(e, sizeof e, "e%d", level);
-    jg_buf_printf(b, "%s.all(%s, ", v, e);
+    jg_buf_printf(b, "%s.all(%s, %s == null || (", v, e, e); /* a null element is no copy */
     const char *next = rest + n + 3 + (rest[n + 3] == '.');
     nested_rule_expr(b, nd, next, level + 1, e); /* the caller closes every all() */
 }
@@ -524,7 +495,7 @@ static void nested_rules(struct gen *g, struct vals *vs, const struct jg_policy_
             jg_buf_putc(&b, ')');
         }
         for (size_t k = 0; k < stars; k++)
-            jg_buf_putc(&b, ')');
+            jg_buf_puts(&b, "))");
         char msg[1024];
         if (nd->reserved_value[0]) {
             jg_buf rv;
@@ -539,9 +510,8 @@ static void nested_rules(struct gen *g, struct vals *vs, const struct jg_policy_
                 snprintf(expr, sizeof expr, "object.%s", nd->path);
                 char tail[600];
                 snprintf(tail, sizeof tail, ": supported values: %s", rv.data);
-                char *m = msg_value(nd->path, "Unsupported value", expr, false, tail);
-                add(g, vs, JG_R_TARGET_NESTED_MANAGED_BY, b.data, NULL, m, "Invalid");
-                jg_free(m);
+                add_value(g, vs, JG_R_TARGET_NESTED_MANAGED_BY, b.data, nd->path,
+                          "Unsupported value", expr, tail);
             }
             jg_buf_free(&rv);
         } else {
@@ -566,54 +536,92 @@ static void delegation_rule(struct gen *g, struct vals *vs, const struct jg_poli
                   "pods; leave it unset or use ",
                   t->kind);
     jg_buf_go_quote(&tail, t->reserved_value, strlen(t->reserved_value));
-    char *m = msg_value(t->managed_by_path, "Invalid value", "variables.mb", false, tail.data);
-    add(g, vs, JG_R_TARGET_DELEGATION_UNSUPPORTED, e.data, NULL, m, "Invalid");
-    jg_free(m);
+    add_value(g, vs, JG_R_TARGET_DELEGATION_UNSUPPORTED, e.data, t->managed_by_path,
+              "Invalid value", "variables.mb", tail.data);
     jg_buf_free(&e);
     jg_buf_free(&tail);
 }
 
-/* "<prefix>-<resource>.<group>[-<version>][-status]-<mode>" */
+/* "<prefix>-<resource>.<group>[-<version>]-<mode>" */
 static void object_name(char *out, size_t cap, struct gen *g, const struct jg_policy_target *t,
-                        bool by_version, bool status, int mode) {
-    snprintf(out, cap, "%s-%s%s%s%s%s%s-%s", g->o->prefix, t->resource, t->group[0] ? "." : "",
+                        bool by_version, int mode) {
+    snprintf(out, cap, "%s-%s%s%s%s%s-%s", g->o->prefix, t->resource, t->group[0] ? "." : "",
              t->group, by_version ? "-" : "", by_version ? t->versions.v[0] : "",
-             status ? "-status" : "", jg_mode_name((enum jg_mode)mode));
+             jg_mode_name((enum jg_mode)mode));
+}
+
+/* A value of another type is refused whatever the modes (the webhook's 400 before any rule): a
+ * first validation in the Deny policy, which exists whenever the object has a validation. */
+static void type_check(struct vals *vs, const char *field) {
+    size_t any = 0;
+    for (int m = 0; m < JG_MODE_OFF; m++)
+        any += json_array_size(vs->v[m]);
+    if (!any) return;
+    char st[600];
+    snprintf(st, sizeof st,
+             "%s: must be a string or null, every field above it an object or null and every "
+             "[*] a list (jobguard refuses other types before any rule)",
+             field);
+    json_array_insert_new(vs->v[JG_MODE_DENY], 0,
+                          json_pack("{s:s, s:s, s:s}", "expression", "variables.typed", "message",
+                                    st, "reason", "Invalid"));
+}
+
+/* An object's metadata: name, the label, and the annotations that tie the set to its policy. */
+static json_t *metadata(struct gen *g, const char *name) {
+    json_t *md = json_pack("{s:s, s:{s:s}}", "name", name, "labels", "app.kubernetes.io/managed-by",
+                           "jobguard");
+    json_t *ann = json_object();
+    if (g->o->policy_sha256)
+        json_object_set_new(ann, JG_VAP_ANN_SHA256, json_string(g->o->policy_sha256));
+    if (g->o->mode_overrides && g->o->mode_overrides[0])
+        json_object_set_new(ann, JG_VAP_ANN_MODES, json_string(g->o->mode_overrides));
+    if (json_object_size(ann))
+        json_object_set_new(md, "annotations", ann);
+    else
+        json_decref(ann);
+    return md;
+}
+
+/* The binding of policy `name` in mode m, with the webhooks' exemptions (docs/vap.md
+ * "Exemptions"). */
+static json_t *binding(struct gen *g, const char *name, int m) {
+    json_t *b = json_pack("{s:s, s:s, s:o, s:{s:s, s:[s]}}", "apiVersion",
+                          "admissionregistration.k8s.io/v1", "kind",
+                          "ValidatingAdmissionPolicyBinding", "metadata", metadata(g, name), "spec",
+                          "policyName", name, "validationActions", actions[m]);
+    if (g->o->namespace_selector)
+        json_object_set_new(json_object_get(b, "spec"), "matchResources",
+                            json_pack("{s:O}", "namespaceSelector", g->o->namespace_selector));
+    return b;
 }
 
 /* Appends one policy and its binding per mode that has validations. */
-static void emit(struct gen *g, const struct jg_policy_target *t, bool by_version, bool status,
+static void emit(struct gen *g, const struct jg_policy_target *t, bool by_version,
                  json_t *variables, struct vals *vs) {
+    type_check(vs, t->managed_by_path);
     for (int m = 0; m < JG_MODE_OFF; m++) {
         if (json_array_size(vs->v[m]) == 0) {
             json_decref(vs->v[m]);
             continue;
         }
-        char name[512], res[300];
-        object_name(name, sizeof name, g, t, by_version, status, m);
-        snprintf(res, sizeof res, "%s%s", t->resource, status ? "/status" : "");
+        char name[512];
+        object_name(name, sizeof name, g, t, by_version, m);
         json_t *versions = json_array();
         for (size_t i = 0; i < t->versions.n; i++)
             json_array_append_new(versions, json_string(t->versions.v[i]));
-        json_t *rule = json_pack("{s:[s], s:o, s:o, s:[s]}", "apiGroups", t->group, "apiVersions",
-                                 versions, "operations",
-                                 status ? json_pack("[s]", "UPDATE")
-                                        : json_pack("[s, s]", "CREATE", "UPDATE"),
-                                 "resources", res);
-        json_t *labels = json_pack("{s:s}", "app.kubernetes.io/managed-by", "jobguard");
-        json_t *policy = json_pack(
-            "{s:s, s:s, s:{s:s, s:o}, s:{s:s, s:{s:s, s:[o]}, s:O, s:o}}", "apiVersion",
-            "admissionregistration.k8s.io/v1", "kind", "ValidatingAdmissionPolicy", "metadata",
-            "name", name, "labels", json_deep_copy(labels), "spec", "failurePolicy", "Fail",
-            "matchConstraints", "matchPolicy", by_version ? "Exact" : "Equivalent",
-            "resourceRules", rule, "variables", variables, "validations", vs->v[m]);
-        json_t *binding = json_pack(
-            "{s:s, s:s, s:{s:s, s:o}, s:{s:s, s:[s]}}", "apiVersion",
-            "admissionregistration.k8s.io/v1", "kind", "ValidatingAdmissionPolicyBinding",
-            "metadata", "name", name, "labels", labels, "spec", "policyName", name,
-            "validationActions", actions[m]);
+        /* namespaced kinds only, as the chart's webhooks (scope: Namespaced) */
+        json_t *rule = json_pack("{s:[s], s:o, s:[s, s], s:[s], s:s}", "apiGroups", t->group,
+                                 "apiVersions", versions, "operations", "CREATE", "UPDATE",
+                                 "resources", t->resource, "scope", "Namespaced");
+        json_t *policy =
+            json_pack("{s:s, s:s, s:o, s:{s:s, s:{s:s, s:[o]}, s:O, s:o}}", "apiVersion",
+                      "admissionregistration.k8s.io/v1", "kind", "ValidatingAdmissionPolicy",
+                      "metadata", metadata(g, name), "spec", "failurePolicy", "Fail",
+                      "matchConstraints", "matchPolicy", by_version ? "Exact" : "Equivalent",
+                      "resourceRules", rule, "variables", variables, "validations", vs->v[m]);
         json_array_append_new(g->out, policy);
-        json_array_append_new(g->out, binding);
+        json_array_append_new(g->out, binding(g, name, m));
     }
     json_decref(variables);
 }
@@ -623,8 +631,105 @@ static void new_vals(struct vals *vs) {
         vs->v[m] = json_array();
 }
 
-/* The user may write the status of objects managed by the value of `v` (a variable name) under
- * the policy (docs/rules.md §11.2): an exempt group, no binding entry, or a listed writer. */
+/* The namespaces controller c may be named in, as RE2 alternatives appended to re (with '|'
+ * between them): -1 when it names no namespaces (any), else how many were appended (0: its globs
+ * match no namespace). */
+static int ns_alts(jg_buf *re, const struct jg_policy_controller *c) {
+    if (c->namespaces.n == 0) return -1;
+    int alts = 0;
+    for (size_t i = 0; i < c->namespaces.n; i++) {
+        size_t mark = re->len;
+        if (re->len) jg_buf_putc(re, '|');
+        if (glob_re(re, c->namespaces.v[i])) {
+            alts++;
+        } else {
+            re->len = mark; /* a glob that matches no namespace adds no alternative */
+            if (re->data) re->data[mark] = '\0';
+        }
+    }
+    return alts;
+}
+
+/* The namespace column of a table row: '' any namespace, '-' none, else an anchored RE2. */
+static void ns_column(jg_buf *b, const char *prefix, bool any, const jg_buf *re) {
+    jg_buf col = JG_BUF_INIT;
+    jg_buf_puts(&col, prefix);
+    if (any)
+        ;
+    else if (!re->len)
+        jg_buf_putc(&col, '-');
+    else
+        jg_buf_printf(&col, "^(%s)$", re->data);
+    lit(b, col.data ? col.data : "");
+    jg_buf_free(&col);
+}
+
+/* "the namespace column x admits variables.ns" for a column written with `prefix`. */
+static void ns_admits(jg_buf *b, const char *x, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (n)
+        jg_buf_printf(b, "(%s == '%s' || (%s != '%s-' && variables.ns.matches(%s.substring(%zu))))",
+                      x, prefix, x, prefix, x, n);
+    else
+        jg_buf_printf(b, "(%s == '' || (%s != '-' && variables.ns.matches(%s)))", x, x, x);
+}
+
+static int cmp_ctl(const void *a, const void *b) {
+    const struct jg_policy_controller *x = *(const struct jg_policy_controller *const *)a;
+    const struct jg_policy_controller *y = *(const struct jg_policy_controller *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* The `ctl` variable of Policy-AllowedControllers: one row per controller name, sorted by name
+ * (bytes, as CEL and Go compare strings): [name, namespaces (ns_column), the name %q-quoted, the
+ * `is allowed only in namespaces` notes of its entries (rules.c namespace_note)]. The table is
+ * written once for every target row (docs/vap.md "Size"). */
+static char *ctl_table(const struct jg_policy *p) {
+    const struct jg_policy_controller **v = malloc((p->n_controllers + 1) * sizeof *v);
+    for (size_t i = 0; i < p->n_controllers; i++)
+        v[i] = &p->controllers[i];
+    qsort(v, p->n_controllers, sizeof *v, cmp_ctl);
+    jg_buf b = JG_BUF_INIT;
+    jg_buf_putc(&b, '[');
+    for (size_t i = 0, rows = 0; i < p->n_controllers;) {
+        size_t j = i;
+        bool any = false;
+        jg_buf re = JG_BUF_INIT, notes = JG_BUF_INIT;
+        /* entries of one name, in the policy's order (the sort keeps it for equal names) */
+        for (; j < p->n_controllers && strcmp(v[j]->name, v[i]->name) == 0; j++) {
+            const struct jg_policy_controller *c = v[j];
+            any |= ns_alts(&re, c) < 0;
+            if (!c->namespaces.n) continue;
+            jg_buf_puts(&notes, "; ");
+            jg_buf_go_quote(&notes, c->name, strlen(c->name));
+            jg_buf_puts(&notes, " is allowed only in namespaces ");
+            size_t k = c->namespaces.n < 8 ? c->namespaces.n : 8;
+            for (size_t q = 0; q < k; q++)
+                jg_buf_printf(&notes, "%s%s", q ? ", " : "", c->namespaces.v[q]);
+            if (c->namespaces.n > k) jg_buf_printf(&notes, " and %zu more", c->namespaces.n - k);
+        }
+        jg_buf q = JG_BUF_INIT;
+        jg_buf_go_quote(&q, v[i]->name, strlen(v[i]->name));
+        jg_buf_puts(&b, rows++ ? ", [" : "[");
+        lit(&b, v[i]->name);
+        jg_buf_puts(&b, ", ");
+        ns_column(&b, "", any, &re);
+        jg_buf_puts(&b, ", ");
+        lit(&b, q.data);
+        jg_buf_puts(&b, ", ");
+        lit(&b, notes.data ? notes.data : "");
+        jg_buf_putc(&b, ']');
+        jg_buf_free(&q);
+        jg_buf_free(&re);
+        jg_buf_free(&notes);
+        i = j;
+    }
+    jg_buf_putc(&b, ']');
+    free(v);
+    return b.data;
+}
+
 /* "a group of the user is in <list>" (the list follows, then ')'); a request without groups has
  * none, rather than an error that failurePolicy would decide. */
 #define GROUPS_HAVE "(has(request.userInfo.groups) && request.userInfo.groups.exists(x, x in "
@@ -638,53 +743,286 @@ static void lit_list(jg_buf *b, const struct jg_strv *l) {
     jg_buf_putc(b, ']');
 }
 
-static void writer_ok(jg_buf *b, const struct jg_policy *p, const char *v) {
-    jg_buf_puts(b, "(" GROUPS_HAVE);
-    lit_list(b, &p->status_writer_exempt);
-    jg_buf_puts(b, "))");
-    /* pass 0: "no entry binds it"; pass 1: "an entry binding it lists the user or a group" */
-    for (int pass = 0; pass < 2; pass++) {
-        jg_buf_puts(b, pass ? "" : " || !(false");
-        for (size_t i = 0; i < p->n_controllers; i++) {
-            const struct jg_policy_controller *c = &p->controllers[i];
-            if (!c->has_status_writers) continue;
-            jg_buf_printf(b, " || (%s == ", v);
-            lit(b, c->name);
-            jg_buf_puts(b, " && ");
-            ns_cond(b, c);
-            if (pass) {
-                jg_buf_puts(b, " && (request.userInfo.username in ");
-                lit_list(b, &c->writer_users);
-                jg_buf_puts(b, " || " GROUPS_HAVE);
-                lit_list(b, &c->writer_groups);
-                jg_buf_puts(b, ")))");
+/* The `wtab` variable of Policy-StatusWriters: one row per policy entry that binds status
+ * writers, in the policy's order, all strings (CEL list literals are homogeneous):
+ * ['n:' name, 'r:' namespaces (ns_column), 'u:' user..., 'g:' group...]. */
+static char *writers_table(const struct jg_policy *p) {
+    jg_buf b = JG_BUF_INIT, t = JG_BUF_INIT;
+    jg_buf_putc(&b, '[');
+    for (size_t i = 0, rows = 0; i < p->n_controllers; i++) {
+        const struct jg_policy_controller *c = &p->controllers[i];
+        if (!c->has_status_writers) continue;
+        jg_buf re = JG_BUF_INIT;
+        bool any = ns_alts(&re, c) < 0;
+        jg_buf_puts(&b, rows++ ? ", [" : "[");
+        jg_buf_reset(&t);
+        jg_buf_printf(&t, "n:%s", c->name);
+        lit(&b, t.data);
+        jg_buf_puts(&b, ", ");
+        ns_column(&b, "r:", any, &re);
+        for (int k = 0; k < 2; k++) {
+            const struct jg_strv *l = k ? &c->writer_groups : &c->writer_users;
+            for (size_t q = 0; q < l->n; q++) {
+                jg_buf_reset(&t);
+                jg_buf_printf(&t, "%c:%s", k ? 'g' : 'u', l->v[q]);
+                jg_buf_puts(&b, ", ");
+                lit(&b, t.data);
             }
-            jg_buf_putc(b, ')');
         }
-        jg_buf_puts(b, pass ? "" : ")");
+        jg_buf_putc(&b, ']');
+        jg_buf_free(&re);
     }
-    jg_buf_putc(b, ')');
+    jg_buf_putc(&b, ']');
+    jg_buf_free(&t);
+    return b.data;
 }
 
-/* Policy-StatusWriters (docs/rules.md §11.2): the stored controller, then the new one if it
- * differs, unless `skip` holds. Adds okOld/okNew to the variables v. False: nothing to bind. */
-static bool writers_rule(struct gen *g, struct vals *vs, json_t *v, const char *kind,
-                         const char *skip) {
+/* The policy-wide objects cover every target row: */
+struct rowset {
+    const struct jg_policy_target *const *t;
+    const bool *by_version; /* matched by version (two rows of one resource, MPIJob) */
+    size_t n;
+};
+
+static bool is_builtin_batch(const struct jg_policy_target *t, const char *kind) {
+    return strcmp(t->group, "batch") == 0 && strcmp(t->kind, kind) == 0;
+}
+
+/* `cond ? a : cond ? b : ... : otherwise` over the rows, one arm per distinct value of f(row)
+ * (rows sharing a managedBy path share an arm: `variables.row in [..]`). */
+static void per_row(jg_buf *b, const struct rowset *rs,
+                    const char *(*key)(const struct jg_policy_target *),
+                    void (*arm)(jg_buf *, const struct jg_policy_target *), const char *otherwise) {
+    bool *done = calloc(rs->n + 1, sizeof *done);
+    for (size_t i = 0; i < rs->n; i++) {
+        if (done[i]) continue;
+        jg_buf_puts(b, "variables.row in [");
+        for (size_t k = i, first = 1; k < rs->n; k++) {
+            if (done[k] || strcmp(key(rs->t[k]), key(rs->t[i])) != 0) continue;
+            done[k] = true;
+            jg_buf_printf(b, "%s%zu", first ? "" : ", ", k);
+            first = 0;
+        }
+        jg_buf_puts(b, "] ? (");
+        arm(b, rs->t[i]);
+        jg_buf_puts(b, ") : ");
+    }
+    jg_buf_puts(b, otherwise);
+    free(done);
+}
+
+static const char *key_path(const struct jg_policy_target *t) {
+    return t->managed_by_path;
+}
+static const char *key_kind(const struct jg_policy_target *t) {
+    return t->kind;
+}
+static const char *key_reserved(const struct jg_policy_target *t) {
+    return t->reserved_value;
+}
+
+static void arm_typed(jg_buf *b, const struct jg_policy_target *t) {
+    char *e = typed_expr(t);
+    jg_buf_puts(b, e);
+    jg_free(e);
+}
+static void arm_has_new(jg_buf *b, const struct jg_policy_target *t) {
+    present(b, "object", t->managed_by_path, strlen(t->managed_by_path), true);
+}
+static void arm_has_old(jg_buf *b, const struct jg_policy_target *t) {
+    jg_buf_puts(b, "oldObject != null && ");
+    present(b, "oldObject", t->managed_by_path, strlen(t->managed_by_path), true);
+}
+static void arm_mb_new(jg_buf *b, const struct jg_policy_target *t) {
+    jg_buf_printf(b, "object.%s", t->managed_by_path);
+}
+static void arm_mb_old(jg_buf *b, const struct jg_policy_target *t) {
+    jg_buf_printf(b, "oldObject.%s", t->managed_by_path);
+}
+static void arm_field(jg_buf *b, const struct jg_policy_target *t) {
+    lit(b, t->managed_by_path);
+}
+static void arm_kind(jg_buf *b, const struct jg_policy_target *t) {
+    lit(b, t->kind);
+}
+static void arm_reserved(jg_buf *b, const struct jg_policy_target *t) {
+    lit(b, t->reserved_value);
+}
+static void arm_reserved_q(jg_buf *b, const struct jg_policy_target *t) {
+    jg_buf q = JG_BUF_INIT;
+    jg_buf_go_quote(&q, t->reserved_value, strlen(t->reserved_value));
+    lit(b, q.data);
+    jg_buf_free(&q);
+}
+
+/* Variables of a policy-wide object: row (the target row of the request, -1 none), typed, ns,
+ * hasMb, mb, hasOld, oldMb, changed, sub, field, kind, reserved, reservedQ. */
+static json_t *rowset_variables(const struct rowset *rs) {
+    json_t *v = json_array();
+    jg_buf b = JG_BUF_INIT;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct jg_policy_target *t = rs->t[i];
+        jg_buf_printf(&b, "request.resource.group == '%s' && request.resource.resource == '%s'",
+                      t->group, t->resource);
+        if (rs->by_version[i]) {
+            jg_buf_puts(&b, " && request.resource.version in ");
+            lit_list(&b, &t->versions);
+        }
+        jg_buf_printf(&b, " ? %zu : ", i);
+    }
+    jg_buf_puts(&b, "-1");
+    json_array_append_new(v, variable("row", b.data));
+    jg_buf_reset(&b);
+    for (size_t i = 0; i < rs->n; i++) {
+        jg_buf_printf(&b, "variables.row == %zu ? (", i);
+        arm_typed(&b, rs->t[i]);
+        jg_buf_puts(&b, ") : ");
+    }
+    jg_buf_puts(&b, "true");
+    json_array_append_new(v, variable("typed", b.data));
+    json_array_append_new(v, variable("ns", "has(request.namespace) ? request.namespace : ''"));
+    static const struct {
+        const char *name;
+        void (*arm)(jg_buf *, const struct jg_policy_target *);
+        const char *(*key)(const struct jg_policy_target *);
+        const char *pre, *otherwise;
+    } vars[] = {
+        {"hasMb", arm_has_new, key_path, "", "false"},
+        {"mb", arm_mb_new, key_path, "!variables.hasMb ? '' : ", "''"},
+        {"hasOld", arm_has_old, key_path, "", "false"},
+        {"oldMb", arm_mb_old, key_path, "!variables.hasOld ? '' : ", "''"},
+        {"field", arm_field, key_path, "", "''"},
+        {"kind", arm_kind, key_kind, "", "''"},
+        {"reserved", arm_reserved, key_reserved, "", "''"},
+        {"reservedQ", arm_reserved_q, key_reserved, "", "''"},
+    };
+    for (size_t k = 0; k < sizeof vars / sizeof *vars; k++) {
+        jg_buf_reset(&b);
+        jg_buf_puts(&b, vars[k].pre);
+        per_row(&b, rs, vars[k].key, vars[k].arm, vars[k].otherwise);
+        json_array_append_new(v, variable(vars[k].name, b.data));
+        if (k == 3)
+            json_array_append_new(v, variable("changed", "request.operation == 'CREATE' || "
+                                                         "variables.hasMb != variables.hasOld || "
+                                                         "variables.mb != variables.oldMb"));
+    }
+    json_array_append_new(v, variable("sub", "has(request.subResource) && "
+                                             "request.subResource != ''"));
+    jg_buf_free(&b);
+    return v;
+}
+
+/* Emits one policy-wide object and its binding per mode in use: `<prefix>-<what>-<mode>`. */
+static void emit_policy_wide(struct gen *g, const struct rowset *rs, const char *what, bool status,
+                             json_t *variables, struct vals *vs) {
+    type_check(vs, "managedBy");
+    for (int m = 0; m < JG_MODE_OFF; m++) {
+        if (json_array_size(vs->v[m]) == 0) {
+            json_decref(vs->v[m]);
+            continue;
+        }
+        char name[512];
+        snprintf(name, sizeof name, "%s-%s-%s", g->o->prefix, what, jg_mode_name((enum jg_mode)m));
+        json_t *rules = json_array();
+        for (size_t i = 0; i < rs->n; i++) {
+            const struct jg_policy_target *t = rs->t[i];
+            json_t *versions = json_array(), *res = json_array();
+            for (size_t k = 0; k < t->versions.n; k++)
+                json_array_append_new(versions, json_string(t->versions.v[k]));
+            json_array_append_new(res, json_string(t->resource));
+            bool cron = is_builtin_batch(t, "CronJob");
+            if (status && !cron) {
+                char sr[300];
+                snprintf(sr, sizeof sr, "%s/status", t->resource);
+                json_array_append_new(res, json_string(sr));
+            }
+            json_array_append_new(rules, json_pack("{s:[s], s:o, s:[s, s], s:o, s:s}", "apiGroups",
+                                                   t->group, "apiVersions", versions, "operations",
+                                                   "CREATE", "UPDATE", "resources", res, "scope",
+                                                   "Namespaced"));
+        }
+        json_t *policy = json_pack(
+            "{s:s, s:s, s:o, s:{s:s, s:{s:s, s:o}, s:O, s:o}}", "apiVersion",
+            "admissionregistration.k8s.io/v1", "kind", "ValidatingAdmissionPolicy", "metadata",
+            metadata(g, name), "spec", "failurePolicy", "Fail", "matchConstraints", "matchPolicy",
+            "Equivalent", "resourceRules", rules, "variables", variables, "validations", vs->v[m]);
+        json_array_append_new(g->out, policy);
+        json_array_append_new(g->out, binding(g, name, m));
+    }
+    json_decref(variables);
+}
+
+/* The variables of a policy-wide object and its table `name` (the expression `tab`, freed). */
+static json_t *table_variables(const struct rowset *rs, const char *name, char *tab) {
+    json_t *v = rowset_variables(rs);
+    json_array_append_new(v, variable(name, tab));
+    jg_free(tab);
+    return v;
+}
+
+/* Policy-AllowedControllers (docs/rules.md §11.1) for every row: CREATE, and UPDATE when the
+ * value changed, of the main resource. */
+static void allowed_controllers(struct gen *g, const struct rowset *rs) {
+    const struct jg_policy *p = g->cfg->policy;
+    if (!p || p->allow_unlisted_controllers) return;
+    struct vals vs;
+    new_vals(&vs);
+    json_t *v = table_variables(rs, "ctl", ctl_table(p));
+    static const char admits[] = "(c[1] == '' || (c[1] != '-' && variables.ns.matches(c[1])))";
+    jg_buf e = JG_BUF_INIT, m = JG_BUF_INIT;
+    jg_buf_printf(&e,
+                  "variables.row < 0 || variables.sub || !variables.changed || !variables.hasMb || "
+                  "variables.mb == variables.reserved || variables.ctl.exists(c, c[0] == "
+                  "variables.mb && %s)",
+                  admits);
+    /* jobguard's text: the names allowed here and the reserved value, sorted, then the notes */
+    jg_buf_puts(&m, "variables.field + ': Unsupported value: ' + ");
+    goq(&m, "variables.mb");
+    jg_buf_printf(&m,
+                  " + ': supported values: ' + [variables.ctl.filter(c, %s)].map(l, "
+                  "l.filter(c, c[0] < variables.reserved).map(c, c[2]) + [variables.reservedQ] + "
+                  "l.filter(c, c[0] > variables.reserved).map(c, c[2]))[0].join(', ') + "
+                  "variables.ctl.filter(c, c[0] == variables.mb).map(c, c[3]).join('')",
+                  admits);
+    add(g, &vs, JG_R_POLICY_ALLOWED_CONTROLLERS, e.data,
+        "managedBy: Unsupported value: not a controller the policy allows in this namespace "
+        "(Policy-AllowedControllers)",
+        m.data, "Invalid");
+    jg_buf_free(&e);
+    jg_buf_free(&m);
+    emit_policy_wide(g, rs, "allowed-controllers", false, v, &vs);
+}
+
+/* The user may write the status of objects managed by the value of `x` (docs/rules.md §11.2):
+ * an exempt group, no entry binding it here, or an entry binding it here that lists the user or
+ * one of the groups. */
+static void writer_ok(jg_buf *b, const struct jg_policy *p, const char *x) {
+    jg_buf here = JG_BUF_INIT;
+    jg_buf_printf(&here, "w[0] == 'n:' + %s && ", x);
+    ns_admits(&here, "w[1]", "r:");
+    jg_buf_puts(b, GROUPS_HAVE);
+    lit_list(b, &p->status_writer_exempt);
+    jg_buf_printf(b,
+                  ")) || !variables.wtab.exists(w, %s) || variables.wtab.exists(w, %s && "
+                  "(('u:' + request.userInfo.username) in w || (has(request.userInfo.groups) && "
+                  "request.userInfo.groups.exists(x, ('g:' + x) in w))))",
+                  here.data, here.data);
+    jg_buf_free(&here);
+}
+
+/* Policy-StatusWriters (docs/rules.md §11.2) for every row: `<resource>/status` UPDATEs, and a
+ * main-resource UPDATE that changes status (a CRD without the status subresource; not Job and
+ * CronJob, whose status is a subresource): the stored controller, then the new one if it
+ * differs. */
+static void status_writers(struct gen *g, const struct rowset *rs) {
     const struct jg_policy *p = g->cfg->policy;
     bool any = false;
     for (size_t i = 0; p && i < p->n_controllers; i++)
         any |= p->controllers[i].has_status_writers;
-    bool on_status = strcmp(skip, "false") == 0;
-    if (!any) {
-        explain(g, JG_R_POLICY_STATUS_WRITERS, "no (nothing to check)",
-                "no policy entry binds status writers");
-        return false;
-    }
-    explain(g, JG_R_POLICY_STATUS_WRITERS, NULL,
-            on_status ? "`<resource>/status` UPDATE: an exempt group, no entry binding the stored "
-                        "or new controller, or a user or group listed by that entry"
-                      : "a main-resource UPDATE that changes `status` (CEL equality; jobguard "
-                        "compares bytes): the same test");
+    if (!any) return;
+    struct vals vs;
+    new_vals(&vs);
+    json_t *v = table_variables(rs, "wtab", writers_table(p));
     jg_buf b = JG_BUF_INIT;
     writer_ok(&b, p, "variables.oldMb");
     json_array_append_new(v, variable("okOld", b.data));
@@ -692,46 +1030,67 @@ static bool writers_rule(struct gen *g, struct vals *vs, json_t *v, const char *
     writer_ok(&b, p, "variables.mb");
     json_array_append_new(v, variable("okNew", b.data));
     jg_buf_reset(&b);
-    char head[600];
-    snprintf(head, sizeof head, " cannot update the status of a %s managed by ", kind);
     jg_buf_puts(&b, "'User ' + ");
     goq(&b, "request.userInfo.username");
-    jg_buf_puts(&b, " + ");
-    lit(&b, head);
-    jg_buf_puts(&b, " + (variables.hasOld && !variables.okOld ? ");
+    jg_buf_puts(&b, " + ' cannot update the status of a ' + variables.kind + ' managed by ' + "
+                    "(variables.hasOld && !variables.okOld ? ");
     goq(&b, "variables.oldMb");
     jg_buf_puts(&b, " : ");
     goq(&b, "variables.mb");
     jg_buf_putc(&b, ')');
-    jg_buf e = JG_BUF_INIT;
+    jg_buf e = JG_BUF_INIT, batch = JG_BUF_INIT;
+    for (size_t i = 0; i < rs->n; i++)
+        if (is_builtin_batch(rs->t[i], "Job") || is_builtin_batch(rs->t[i], "CronJob"))
+            jg_buf_printf(&batch, "%s%zu", batch.len ? ", " : "", i);
     jg_buf_printf(&e,
-                  "(%s) || ((!variables.hasOld || variables.okOld) && (!variables.hasMb || "
+                  "variables.row < 0 || (!variables.sub && (variables.row in [%s] || "
+                  "request.operation != 'UPDATE' || (has(object.status) == has(oldObject.status) "
+                  "&& (!has(object.status) || object.status == oldObject.status)))) || "
+                  "((!variables.hasOld || variables.okOld) && (!variables.hasMb || "
                   "(variables.hasOld && variables.mb == variables.oldMb) || variables.okNew))",
-                  skip);
-    add(g, vs, JG_R_POLICY_STATUS_WRITERS, e.data, NULL, b.data, "Forbidden");
+                  batch.data ? batch.data : "");
+    add(g, &vs, JG_R_POLICY_STATUS_WRITERS, e.data,
+        "the user may not update the status of an object managed by this controller "
+        "(Policy-StatusWriters)",
+        b.data, "Forbidden");
     jg_buf_free(&b);
     jg_buf_free(&e);
-    return true;
+    jg_buf_free(&batch);
+    emit_policy_wide(g, rs, "status-writers", true, v, &vs);
 }
 
-/* Policy-StatusWriters on <resource>/status UPDATE. */
-static void status_policy(struct gen *g, const struct jg_policy_target *t, bool by_version) {
-    json_t *v = main_variables(g, t->managed_by_path);
-    struct vals vs;
-    new_vals(&vs);
-    if (writers_rule(g, &vs, v, t->kind, "false")) {
-        emit(g, t, by_version, true, v, &vs);
-    } else {
-        for (int m = 0; m < JG_MODE_OFF; m++)
-            json_decref(vs.v[m]);
-        json_decref(v);
+/* For --explain: what the policy-wide objects do for the current row. */
+static void explain_policy_wide(struct gen *g, bool job, bool cron) {
+    const struct jg_policy *p = g->cfg->policy;
+    if (!p || p->allow_unlisted_controllers)
+        explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, "no (nothing to check)",
+                "no policy, or it allows unlisted controllers");
+    else
+        explain(g, JG_R_POLICY_ALLOWED_CONTROLLERS, NULL,
+                "CREATE, and UPDATE when the value changed: the reserved value, or a listed "
+                "controller whose namespace globs (one anchored RE2 alternative) match "
+                "`request.namespace`; a value listed only for other namespaces gets jobguard's "
+                "`is allowed only in namespaces` note (one object for every kind, its table "
+                "written once)");
+    if (cron) return;
+    bool any = false;
+    for (size_t i = 0; p && i < p->n_controllers; i++)
+        any |= p->controllers[i].has_status_writers;
+    if (!any) {
+        explain(g, JG_R_POLICY_STATUS_WRITERS, "no (nothing to check)",
+                "no policy entry binds status writers");
+        return;
     }
+    if (!job)
+        explain(g, JG_R_POLICY_STATUS_WRITERS, NULL,
+                "a main-resource UPDATE that changes `status` (CEL equality; jobguard compares "
+                "bytes): the same test");
+    explain(g, JG_R_POLICY_STATUS_WRITERS, NULL,
+            "`<resource>/status` UPDATE: an exempt group, no entry binding the stored or new "
+            "controller, or a user or group listed by that entry (one object for every kind)");
 }
 
-static bool is_builtin_batch(const struct jg_policy_target *t, const char *kind) {
-    return strcmp(t->group, "batch") == 0 && strcmp(t->kind, kind) == 0;
-}
-
+/* The row's own policies: the rules that do not depend on the controller list. */
 static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version) {
     if (!path_ok(t->managed_by_path))
         return fail(g, "managedByPath has a field CEL cannot select", t->managed_by_path);
@@ -743,33 +1102,22 @@ static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version
     struct vals vs;
     new_vals(&vs);
     const char *field = t->managed_by_path;
-    if (is_builtin_batch(t, "Job") || is_builtin_batch(t, "CronJob")) {
-        bool job = is_builtin_batch(t, "Job");
+    bool job = is_builtin_batch(t, "Job"), cron = is_builtin_batch(t, "CronJob");
+    if (job || cron) {
         if (g->o->job_rules) format_rules(g, &vs, field, "true");
         if (g->o->job_rules && job) immutable_rule(g, &vs, field);
         static const char native[] = "the API server checks batch/v1 Job and CronJob itself from "
                                      "1.32; `--job-rules` or a version below 1.32 emits the rule";
         for (int r = JG_R_MANAGED_BY_FORMAT; !g->o->job_rules && r <= JG_R_MANAGED_BY_IMMUTABLE; r++)
             if (job || r != JG_R_MANAGED_BY_IMMUTABLE) explain(g, r, "no (API server)", native);
-        /* like every kind, only when the value changes (docs/rules.md §11.1) */
-        allowed_controllers(g, &vs, field, t->reserved_value, "variables.changed");
-        emit(g, t, by_version, false, main_variables(g, field), &vs);
-        if (job) status_policy(g, t, by_version);
-        return true;
+    } else {
+        if (t->check_format) format_rules(g, &vs, field, "variables.changed");
+        immutable_rule(g, &vs, field);
+        delegation_rule(g, &vs, t);
+        nested_rules(g, &vs, t);
     }
-    if (t->check_format) format_rules(g, &vs, field, "variables.changed");
-    immutable_rule(g, &vs, field);
-    delegation_rule(g, &vs, t);
-    nested_rules(g, &vs, t);
-    allowed_controllers(g, &vs, field, t->reserved_value, "variables.changed");
-    json_t *v = main_variables(g, field);
-    /* a main-resource UPDATE that changes status (a CRD without the status subresource) */
-    writers_rule(g, &vs, v, t->kind,
-                 "request.operation != 'UPDATE' || (has(object.status) == "
-                 "has(oldObject.status) && (!has(object.status) || object.status == "
-                 "oldObject.status))");
-    emit(g, t, by_version, false, v, &vs);
-    status_policy(g, t, by_version);
+    explain_policy_wide(g, job, cron);
+    emit(g, t, by_version, main_variables(g, t), &vs);
     return true;
 }
 
@@ -793,9 +1141,15 @@ static json_t *build(const struct jg_config *cfg, const struct jg_vap_options *o
         rows[n++] = &p->targets[i];
     for (size_t i = 0; i < jg_builtin_target_count; i++)
         if (!jg_target_builtin_replaced(p, i)) rows[n++] = &jg_builtin_targets[i];
-    bool ok = true;
+    bool ok = true, *by_version = calloc(n + 1, sizeof *by_version);
     for (size_t i = 0; ok && i < n; i++)
-        ok = row(&g, rows[i], shared_resource(rows, n, i));
+        ok = row(&g, rows[i], by_version[i] = shared_resource(rows, n, i));
+    /* the controller list's rules: one object per mode for every row, so that their size does
+     * not grow with controllers x rows (docs/vap.md "Size") */
+    struct rowset rs = {rows, by_version, n};
+    if (ok) allowed_controllers(&g, &rs);
+    if (ok) status_writers(&g, &rs);
+    free(by_version);
     free(rows);
     jg_buf_free(&g.b);
     if (!ok) {

@@ -26,11 +26,11 @@ const opt = { verbose: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '-v') opt.verbose = true;
-  else if (['--chart', '--work', '--helm', '--ca-bundle-file', '--vap-file'].includes(a)) opt[a.slice(2).replace(/-(.)/g, (_, c) => c.toUpperCase())] = argv[++i];
+  else if (['--chart', '--work', '--helm', '--ca-bundle-file', '--vap-file', '--jobguard'].includes(a)) opt[a.slice(2).replace(/-(.)/g, (_, c) => c.toUpperCase())] = argv[++i];
   else { console.error(`checks.mjs: unknown argument ${a}`); process.exit(2); }
 }
 if (!opt.chart || !opt.work || !opt.helm) {
-  console.error('usage: node checks.mjs --chart DIR --work DIR --helm PATH [--ca-bundle-file F] [--vap-file F] [-v]');
+  console.error('usage: node checks.mjs --chart DIR --work DIR --helm PATH [--ca-bundle-file F] [--vap-file F] [--jobguard BIN] [-v]');
   process.exit(2);
 }
 // The repository around the chart (the server's sources, README, docs), fixed before the self-test
@@ -733,22 +733,47 @@ function scenarios(ctx) {
   if (off) c('policy check hook disabled: no hook Job', find(off.docs, 'Job').length === 0);
 
   // enforcement (docs/vap.md): vap renders exactly the objects `jobguard vap` printed and nothing
-  // else (no Deployment, webhook or certificate); both renders them next to the webhook.
+  // else (no Deployment, webhook or certificate), but for the bindings' namespaceSelector: the
+  // webhooks' exemptions, from their one definition; both renders them next to the webhook. A set
+  // printed for another policy, or with --mode overrides next to the webhook, fails the render.
   if (opt.vapFile) {
     const manifests = fs.readFileSync(opt.vapFile, 'utf8');
     const printed = yaml.loadAll(manifests).filter(Boolean);
     const vapKinds = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    const bindings = (docs) => docs.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding');
+    const withoutSelector = (l) => l.map((d) => { const x = structuredClone(d); if (x.spec.matchResources) delete x.spec.matchResources.namespaceSelector; if (x.spec.matchResources && !Object.keys(x.spec.matchResources).length) delete x.spec.matchResources; return x; });
     const vap = renderOk(ctx, 'enforcement vap', { values: { enforcement: 'vap', vap: { manifests } } });
     if (vap) {
       c('enforcement vap: only the ValidatingAdmissionPolicies and bindings', vap.docs.length > 0 && vap.docs.every((d) => vapKinds.has(d.kind)), vap.docs.map(docId).join(', '));
       // Helm orders a template's documents by kind; the objects themselves are unchanged
-      const sorted = (l) => JSON.stringify(l.map((d) => [docId(d), d]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
-      c('enforcement vap: the objects jobguard vap printed', sorted(vap.docs) === sorted(printed));
+      // (and Helm's toYaml writes keys sorted: compared with keys sorted)
+      const canon = (v) => (Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])])) : v);
+      const sorted = (l) => JSON.stringify(l.map((d) => [docId(d), canon(d)]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+      c('enforcement vap: the objects jobguard vap printed', sorted(withoutSelector(vap.docs)) === sorted(withoutSelector(printed)));
+      c('enforcement vap: every object carries the digest of .Values.policy', vap.docs.every((d) => /^[0-9a-f]{64}$/.test(d.metadata.annotations?.['jobguard.io/policy-sha256'] || '')));
     }
     const both = renderOk(ctx, 'enforcement both', { values: { enforcement: 'both', vap: { manifests } } });
     if (both) {
       c('enforcement both: the webhook and its Deployment', !!one(both.docs, 'Deployment') && !!one(both.docs, 'ValidatingWebhookConfiguration'));
       c('enforcement both: and every printed object', both.docs.filter((d) => vapKinds.has(d.kind)).length === printed.length);
+      const webSel = wh(both.docs, 'jobs.jobguard.io')?.namespaceSelector;
+      c('enforcement both: every binding has the webhooks\' namespaceSelector', bindings(both.docs).length > 0 &&
+        bindings(both.docs).every((b) => eq(b.spec.matchResources?.namespaceSelector, webSel)), JSON.stringify(webSel));
+    }
+    // the exemptions follow the one definition: other excluded namespaces and a label expression
+    const exempt = { excludedNamespaces: ['kube-system', 'kube-public'], namespaceSelectorExpressions: [{ key: 'jobguard.io/ignore', operator: 'DoesNotExist' }] };
+    const ex = renderOk(ctx, 'enforcement both, namespace exemptions', { namespace: 'ops', values: { enforcement: 'both', vap: { manifests }, webhook: exempt } });
+    if (ex) {
+      const webSel = wh(ex.docs, 'jobs.jobguard.io')?.namespaceSelector;
+      c('enforcement both, namespace exemptions: the bindings\' are the webhooks\'', bindings(ex.docs).every((b) => eq(b.spec.matchResources?.namespaceSelector, webSel)) &&
+        eq(webSel?.matchExpressions?.[0]?.values, ['kube-system', 'kube-public', 'ops']), JSON.stringify(webSel));
+      // and `jobguard vap` outside the chart prints the same with the same exemptions
+      if (opt.jobguard) {
+        const r = spawnSync(opt.jobguard, ['vap', '--output', 'json', '--exclude-namespace', 'kube-system', '--exclude-namespace', 'kube-public', '--exclude-namespace', 'ops',
+          '--namespace-selector-expression', JSON.stringify(exempt.namespaceSelectorExpressions[0])], { encoding: 'utf8' });
+        const own = r.status === 0 ? bindings(JSON.parse(r.stdout).items) : [];
+        c('jobguard vap --exclude-namespace/--namespace-selector-expression: the chart\'s exemptions', own.length > 0 && own.every((b) => eq(b.spec.matchResources?.namespaceSelector, webSel)), r.stderr);
+      }
     }
     const vapMon = renderOk(ctx, 'enforcement vap with the PrometheusRule', { values: { enforcement: 'vap', vap: { manifests }, metrics: { prometheusRule: { enabled: true } } } });
     if (vapMon) {
@@ -759,6 +784,27 @@ function scenarios(ctx) {
     }
     const web = renderOk(ctx, 'enforcement webhook ignores vap.manifests', { values: { vap: { manifests } } });
     if (web) c('enforcement webhook: no ValidatingAdmissionPolicy', !web.docs.some((d) => vapKinds.has(d.kind)));
+    // one source of truth: objects printed for another policy, or with --mode overrides
+    const digest = printed[0]?.metadata?.annotations?.['jobguard.io/policy-sha256'];
+    const polDigest = crypto.createHash('sha256').update(JSON.stringify({ allowUnlistedControllers: false, controllers: [{ name: 'acme.io/a' }] })).digest('hex');
+    renderFails(ctx, 'enforcement vap: a set printed for another policy fails, naming both digests', { values: { enforcement: 'vap', vap: { manifests },
+      policy: { controllers: [{ name: 'acme.io/a' }], allowUnlistedControllers: false } } }, new RegExp(`sha256 ${digest}, but \\.Values\\.policy has sha256 ${polDigest}`));
+    renderFails(ctx, 'enforcement vap: objects without a digest fail', { values: { enforcement: 'vap', vap: { manifests: manifests.replace(/^ {4}jobguard\.io\/policy-sha256: .*\n/mg, '') } } }, /sha256 none, but \.Values\.policy has sha256 [0-9a-f]{64}/);
+    if (opt.jobguard) {
+      const dir = fs.mkdtempSync(path.join(opt.work, 'vap-'));
+      const values = path.join(dir, 'values.yaml');
+      const policy = { controllers: [{ name: 'acme.io/<a>', namespaces: ['team-*'] }], allowUnlistedControllers: false, modes: { '*': 'deny', 'ALWAYS-ManagedByFormat': 'warn' } };
+      fs.writeFileSync(values, yaml.dump({ enforcement: 'both', policy }));
+      const gen = (args) => spawnSync(opt.jobguard, ['vap', '--values', values, ...args], { encoding: 'utf8' });
+      const g = gen([]);
+      c('jobguard vap --values: prints', g.status === 0, g.stderr);
+      const ok = renderOk(ctx, 'enforcement both with jobguard vap --values of the same values', { values: { enforcement: 'both', policy, vap: { manifests: g.stdout } } });
+      if (ok) c('enforcement both with jobguard vap --values: the digest is the chart\'s', bindings(ok.docs).length > 0);
+      const m = gen(['--mode', 'Policy-AllowedControllers=warn']);
+      renderFails(ctx, 'enforcement both: a set printed with --mode fails', { values: { enforcement: 'both', policy, vap: { manifests: m.stdout } } },
+        /printed with --mode Policy-AllowedControllers=warn, so its modes contradict the webhook's/);
+      renderOk(ctx, 'enforcement vap: a set printed with --mode is the operator\'s choice without a webhook', { values: { enforcement: 'vap', policy, vap: { manifests: m.stdout } } });
+    }
   }
   renderFails(ctx, 'enforcement vap without vap.manifests fails', { values: { enforcement: 'vap' } }, /enforcement: vap needs vap.manifests/);
   renderFails(ctx, 'enforcement outside webhook, vap, both fails', { values: { enforcement: 'vpa' } }, /enforcement/, { lint: true });

@@ -155,7 +155,7 @@ fi
 vapArgs=()
 if [[ -x $build/src/jobguard ]]; then
 	if "$build/src/jobguard" vap >"$work/vap.yaml" 2>"$work/vap.err"; then
-		vapArgs=(--vap-file "$work/vap.yaml")
+		vapArgs=(--vap-file "$work/vap.yaml" --jobguard "$build/src/jobguard")
 	else
 		failed=$((failed + 1))
 		echo "FAIL jobguard vap: $(tail -1 "$work/vap.err")"
