@@ -17,7 +17,7 @@
 #    Checks: every shared library the loader resolves is in the image and is what the process maps;
 #    a write to / and /tmp fails with EROFS; the README's curl example, run from the host with the
 #    README's certificate generation, gets the case's exact response; SIGTERM exits 0; the chart's
-#    hook command (`jobguard policy check /policy/policy.json`) passes a valid policy and refuses a
+#    hook command (`jobguard policy check --strict /policy/policy.json`) passes a valid policy and refuses a
 #    bad one, as 65532 on the same read-only root.
 # 4. Archive. Its layout, name (docker.io/library/jobguard:VERSION, the chart's default image
 #    `jobguard:<appVersion>`), digests and config are checked.
@@ -274,13 +274,14 @@ expect_eq "verdict: allowed false, code 422, the request's uid echoed" \
 expect_eq "response is the case's expected AdmissionReview" \
 	"$(jq -S . "$SRC/$CASE/expected.json")" "$(jq -S . "$TMP/response.json" 2>&1)"
 
-# The chart's pre-install hook: `jobguard policy check /policy/policy.json` (templates/
+# The chart's pre-install hook: `jobguard policy check --strict /policy/policy.json` (templates/
 # policy-check.yaml), as 65532 on the same read-only root.
 hook() { env -i "${ENVV[@]}" setpriv --no-new-privs chroot --userspec="$USER_SPEC" --groups="${USER_SPEC#*:}" \
-	"$R" /usr/local/bin/jobguard policy check "$@" 2>&1; }
-expect_eq "the chart's hook command is 'jobguard policy check /policy/policy.json'" \
-	"command: /usr/local/bin/jobguard|args: policy check /policy/policy.json" \
-	"$(awk '/^ *command:/ { getline; sub(/^ *- /, ""); c = $0 } /^ *args:/ { for (i = 0; i < 3; i++) { getline; sub(/^ *- /, ""); a = a " " $0 } }
+	"$R" /usr/local/bin/jobguard policy check --strict "$@" 2>&1; }
+expect_eq "the chart's hook command is 'jobguard policy check --strict /policy/policy.json'" \
+	"command: /usr/local/bin/jobguard|args: policy check --strict /policy/policy.json" \
+	"$(awk '/^ *command:/ { getline; sub(/^ *- /, ""); c = $0 }
+		/^ *args:/ { while ((getline l) > 0 && l ~ /^ *- /) { sub(/^ *- /, "", l); a = a " " l } }
 		END { print "command: " c "|args:" a }' "$SRC/charts/jobguard/templates/policy-check.yaml")"
 out=$(hook /policy/policy.json)
 rc=$?
