@@ -60,8 +60,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *size = 0;
         return MHD_YES;
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        g_resp_len, (void *)(uintptr_t)g_resp, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(g_resp_len, (void *)(uintptr_t)g_resp,
+                                                             MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
     char *resp = slurp(argv[4], &g_resp_len);
     int port = atoi(argv[3]);
     if (!cert || !key || !resp || port <= 0 || port > 65535) {
-        fprintf(stderr, "bare_https: cannot read %s, %s or %s, or bad port %s\n", argv[1],
-                argv[2], argv[4], argv[3]);
+        fprintf(stderr, "bare_https: cannot read %s, %s or %s, or bad port %s\n", argv[1], argv[2],
+                argv[4], argv[3]);
         return 2;
     }
     g_resp = resp;

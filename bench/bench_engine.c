@@ -5,8 +5,8 @@
  *                     (µs per request against input size, sizes up to ELEMENTS)
  *        bench_engine --policy-scaling [-t SECONDS] [writers|globs]
  *                     (the policy rules' cost against policy and request size) */
-#include "jobguard/policy.h"
 #include "jobguard/admit.h"
+#include "jobguard/policy.h"
 #include "shapes.h"
 
 #include <jansson.h>
@@ -166,9 +166,10 @@ static int policy_scaling(const char *which, double seconds, jg_buf *out) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bench_engine [-n ITERATIONS] [-t SECONDS] [--policy-file FILE] FILE...\n"
-                    "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n"
-                    "       bench_engine --policy-scaling [-t SECONDS] [writers|globs]\n");
+    fprintf(stderr,
+            "usage: bench_engine [-n ITERATIONS] [-t SECONDS] [--policy-file FILE] FILE...\n"
+            "       bench_engine --scaling [-t SECONDS] [-m ELEMENTS] [SHAPE...]\n"
+            "       bench_engine --policy-scaling [-t SECONDS] [writers|globs]\n");
     return 2;
 }
 

@@ -287,16 +287,18 @@ void policy_writers(jg_buf *out, size_t n_exempt, size_t n_writers, size_t name_
 }
 
 void review_writers(jg_buf *out, size_t n_groups, const char *last) {
-    static const char job[] = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
-                              "\"j\",\"namespace\":\"default\"},\"spec\":{\"managedBy\":\""
-                              WRITERS_CONTROLLER "\"},\"status\":{}}";
+    static const char job[] =
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+        "\"j\",\"namespace\":\"default\"},\"spec\":{\"managedBy\":\"" WRITERS_CONTROLLER
+        "\"},\"status\":{}}";
     jg_buf_reset(out);
-    jg_buf_puts(out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                     "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
-                     "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
-                     "\"resource\":\"jobs\"},\"subResource\":\"status\",\"name\":\"j\","
-                     "\"namespace\":\"default\",\"operation\":\"UPDATE\",\"userInfo\":{\"username\":"
-                     "\"bench\",\"groups\":[");
+    jg_buf_puts(out,
+                "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
+                "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+                "\"resource\":\"jobs\"},\"subResource\":\"status\",\"name\":\"j\","
+                "\"namespace\":\"default\",\"operation\":\"UPDATE\",\"userInfo\":{\"username\":"
+                "\"bench\",\"groups\":[");
     for (size_t i = 0; i < n_groups; i++) {
         jg_buf_puts(out, i ? ",\"" : "\"");
         if (last && i == n_groups - 1) {
@@ -351,8 +353,8 @@ void policy_globs_worst(jg_buf *out, size_t n) {
     jg_buf_reset(out);
     jg_buf_puts(out, "{\"allowUnlistedControllers\":false,\"controllers\":[");
     for (size_t k = 0; k < n; k++) {
-        jg_buf_printf(out, "%s{\"name\":\"c%04zu.example.com/ctl\",\"namespaces\":[\"*", k ? "," : "",
-                      k);
+        jg_buf_printf(out, "%s{\"name\":\"c%04zu.example.com/ctl\",\"namespaces\":[\"*",
+                      k ? "," : "", k);
         for (size_t i = 0; i < 31; i++)
             jg_buf_putc(out, 'a');
         jg_buf_puts(out, "b*\"]}");
@@ -362,14 +364,15 @@ void policy_globs_worst(jg_buf *out, size_t n) {
 
 void review_namespace(jg_buf *out, const char *ns, const char *managed_by) {
     jg_buf_reset(out);
-    jg_buf_printf(out,
-                  "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                  "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
-                  "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
-                  "\"resource\":\"jobs\"},\"name\":\"j\",\"namespace\":\"%s\",\"operation\":"
-                  "\"CREATE\",\"userInfo\":{\"username\":\"bench\"},\"object\":{\"apiVersion\":"
-                  "\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"%s\"},"
-                  "\"spec\":{\"managedBy\":\"%s\",\"template\":{\"spec\":{\"containers\":[{"
-                  "\"name\":\"c\",\"image\":\"busybox\"}],\"restartPolicy\":\"Never\"}}}}}}",
-                  ns, ns, managed_by);
+    jg_buf_printf(
+        out,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"scale\",\"kind\":{\"group\":\"batch\",\"version\":"
+        "\"v1\",\"kind\":\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+        "\"resource\":\"jobs\"},\"name\":\"j\",\"namespace\":\"%s\",\"operation\":"
+        "\"CREATE\",\"userInfo\":{\"username\":\"bench\"},\"object\":{\"apiVersion\":"
+        "\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"%s\"},"
+        "\"spec\":{\"managedBy\":\"%s\",\"template\":{\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"busybox\"}],\"restartPolicy\":\"Never\"}}}}}}",
+        ns, ns, managed_by);
 }

@@ -3,8 +3,9 @@
  * The whole input is the file (exact-size heap copy). Asserted:
  *  - refused ⇒ one line naming the file first, and NULL; accepted ⇒ no message needed;
  *  - accepted ⇒ the snapshot holds what the reader promises: limits respected, every controller
- *    name a valid managedBy value unless a row in effect leaves the format unchecked, unique; every string non-empty where required; modes in
- *    range; sha256 is 64 lowercase hex digits; jg_policy_apply keeps --disable-rule rules off;
+ *    name a valid managedBy value unless a row in effect leaves the format unchecked, unique; every
+ * string non-empty where required; modes in range; sha256 is 64 lowercase hex digits;
+ * jg_policy_apply keeps --disable-rule rules off;
  *  - the same bytes load the same way twice (no hidden state). */
 #include "jobguard/policy.h"
 #include "jobguard/targets.h"

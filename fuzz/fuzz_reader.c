@@ -31,7 +31,9 @@
 static int memfd = -1;
 static char path[64];
 
-static bool is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+static bool is_ws(uint8_t c) {
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
 
 /* As the reader decides: JSON when the first byte after white space (and a UTF-8 byte order
  * mark) is '{' or '[', or there is none. */
@@ -64,8 +66,10 @@ static json_t *expected_json(const uint8_t *d, size_t n) {
         if (!v) break;
         off += (size_t)e.position;
         json_t *items = json_is_object(v) ? json_object_get(v, "items") : NULL;
-        if (json_is_array(items)) json_array_extend(want, items);
-        else json_array_append(want, v);
+        if (json_is_array(items))
+            json_array_extend(want, items);
+        else
+            json_array_append(want, v);
         json_decref(v);
     }
     json_decref(want);
@@ -118,7 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             json_error_t e;
             json_t *v = json_loadb(d.json, d.len,
                                    JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
-                                       JSON_DECODE_INT_AS_REAL, &e);
+                                       JSON_DECODE_INT_AS_REAL,
+                                   &e);
             /* jansson cannot hold a key with a NUL (valid JSON: "\u0000") */
             bool nul_key = !v && strstr(e.text, "NUL byte in object key") != NULL;
             if (!v && !nul_key)

@@ -480,8 +480,8 @@ static struct match match_elem(const struct match *m, long index, const char *ke
     return r;
 }
 
-static void add_nested(struct crd_ctx *c, unsigned which, const char *field,
-                       const struct match *m, jg_str value) {
+static void add_nested(struct crd_ctx *c, unsigned which, const char *field, const struct match *m,
+                       jg_str value) {
     struct jg_job *job = c->job;
     if (job->n_nested == c->cap_nested) { /* grown by copying into a new owned block */
         size_t cap = c->cap_nested ? 2 * c->cap_nested : 4;
@@ -557,8 +557,7 @@ static int crd_member(struct crd_ctx *c, json_t *v, const char *field, const str
             if (!json_is_object(e)) {
                 r = bad(w, "%s.%s: must be an object, got %s", c->what, ef, type_name(e));
             } else {
-                struct match nm =
-                    match_elem(m, (long)i, lk, lk ? json_object_get(e, lk) : NULL);
+                struct match nm = match_elem(m, (long)i, lk, lk ? json_object_get(e, lk) : NULL);
                 r = crd_object(c, e, ef, &nm, depth + 1, on, n_on, lk);
                 free(nm.p);
             }

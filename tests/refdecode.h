@@ -1,6 +1,6 @@
-/* The reference decoder: AdmissionReview bytes -> the same jg_review view as src/engine/decode/, written
- * independently on top of jansson (a whole-document tree, then a walk over it). Test and fuzz
- * code only, never linked into the server: it exists to check the request path's scanner (see
+/* The reference decoder: AdmissionReview bytes -> the same jg_review view as src/engine/decode/,
+ * written independently on top of jansson (a whole-document tree, then a walk over it). Test and
+ * fuzz code only, never linked into the server: it exists to check the request path's scanner (see
  * refdiff.h and docs/server.md, "The reference decoder"). */
 #ifndef JOBGUARD_TESTS_REFDECODE_H
 #define JOBGUARD_TESTS_REFDECODE_H

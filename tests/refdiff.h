@@ -1,7 +1,7 @@
 /* The differential check: the request path's scanner (src/engine/decode/) against the jansson
  * reference decoder (refdecode.h) on the same bytes. Shared by tests/test_refdecode.c and
- * fuzz/fuzz_refdecode.c. Where the two may legitimately differ (docs/server.md, "The reference decoder"),
- * the comparator applies one narrow, named exception and says which in `exceptions`. */
+ * fuzz/fuzz_refdecode.c. Where the two may legitimately differ (docs/server.md, "The reference
+ * decoder"), the comparator applies one narrow, named exception and says which in `exceptions`. */
 #ifndef JOBGUARD_TESTS_REFDIFF_H
 #define JOBGUARD_TESTS_REFDIFF_H
 

@@ -419,12 +419,12 @@ END_TEST
  * stored one was, every copy is looked up by key in the stored object (the sorted path) and only
  * the one new element's copy is refused. */
 #define JOBSET_HEAD(op)                                                                            \
-    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"     \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"   \
     "\"u\",\"resource\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"resource\":"     \
-    "\"jobsets\"},\"name\":\"big\",\"namespace\":\"d\",\"operation\":\"" op "\",\"userInfo\":{"     \
+    "\"jobsets\"},\"name\":\"big\",\"namespace\":\"d\",\"operation\":\"" op "\",\"userInfo\":{"    \
     "\"username\":\"a\"},"
 #define JOBSET_OBJ                                                                                 \
-    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":"      \
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":"     \
     "\"big\"},\"spec\":{\"replicatedJobs\":["
 #define COPY "{\"template\":{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\"}}}"
 #define NAMED_COPY "{\"name\":\"r%07zu\",\"template\":{\"spec\":{\"managedBy\":\"x.io/y\"}}}"
@@ -461,8 +461,9 @@ START_TEST(jobset_nested_copies_at_body_limit) {
      * new element "extra" at the end with the same value: no copy is where it was stored, each
      * is found by its element's name; "extra" has no stored copy */
     char one[128];
-    size_t m = (JG_MAX_BODY_BYTES - 1024) / 2 / ((size_t)snprintf(one, sizeof one, NAMED_COPY,
-                                                                   (size_t)0) + 1) - 2;
+    size_t m = (JG_MAX_BODY_BYTES - 1024) / 2 /
+                   ((size_t)snprintf(one, sizeof one, NAMED_COPY, (size_t)0) + 1) -
+               2;
     jg_buf_reset(&review);
     jg_buf_puts(&review, JOBSET_HEAD("UPDATE") "\"object\":" JOBSET_OBJ);
     named_copies(&items, m, m - 1);
@@ -526,9 +527,9 @@ START_TEST(jobset_nested_copies_warn_and_audit) {
         json_decref(root);
 
         root = allowed_response(copies, JG_MODE_AUDIT);
-        const char *v = json_string_value(json_object_get(
-            json_object_get(json_object_get(root, "response"), "auditAnnotations"),
-            "Target-NestedManagedBy"));
+        const char *v = json_string_value(
+            json_object_get(json_object_get(json_object_get(root, "response"), "auditAnnotations"),
+                            "Target-NestedManagedBy"));
         ck_assert_ptr_nonnull(v);
         ck_assert_uint_le(strlen(v), JG_MAX_AUDIT_VALUE_BYTES);
         ck_assert_int_eq(v[0], '['); /* the aggregate, cut at its byte limit */

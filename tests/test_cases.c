@@ -66,7 +66,8 @@ static void read_args(const char *dir, struct jg_config *cfg) {
         } else if (strcmp(tok, "--mode") == 0) {
             char *v = strtok_r(NULL, " \t\n", &save), err[300];
             ck_assert_ptr_nonnull(v);
-            ck_assert_msg(jg_mode_set(v, strlen(v), cfg->mode, err, sizeof err), "%s in %s", err, p);
+            ck_assert_msg(jg_mode_set(v, strlen(v), cfg->mode, err, sizeof err), "%s in %s", err,
+                          p);
         } else {
             ck_abort_msg("unknown token %s in %s", tok, p);
         }

@@ -76,13 +76,13 @@ START_TEST(deny_is_unchanged_by_other_modes) {
     managed_by(LONG_OK);
     char before[512];
     snprintf(before, sizeof before, "%s", admit());
-    ck_assert_str_eq(before,
-                     HEAD "{\"uid\":\"u1\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":"
-                          "\"Failure\",\"message\":\"Job.batch \\\"j\\\" is invalid: " TOO_LONG_TEXT
-                          "\",\"reason\":\"Invalid\",\"details\":{\"name\":\"j\",\"group\":\"batch\","
-                          "\"kind\":\"Job\",\"causes\":[{\"reason\":\"FieldValueTooLong\",\"message\":"
-                          "\"Too long: may not be more than 63 bytes\",\"field\":\"spec.managedBy\"}]},"
-                          "\"code\":422}}}");
+    ck_assert_str_eq(before, HEAD
+                     "{\"uid\":\"u1\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":"
+                     "\"Failure\",\"message\":\"Job.batch \\\"j\\\" is invalid: " TOO_LONG_TEXT
+                     "\",\"reason\":\"Invalid\",\"details\":{\"name\":\"j\",\"group\":\"batch\","
+                     "\"kind\":\"Job\",\"causes\":[{\"reason\":\"FieldValueTooLong\",\"message\":"
+                     "\"Too long: may not be more than 63 bytes\",\"field\":\"spec.managedBy\"}]},"
+                     "\"code\":422}}}");
     /* rules that do not fire change nothing, whatever their mode */
     cfg.mode[JG_R_MANAGED_BY_FORMAT] = JG_MODE_WARN;
     cfg.mode[JG_R_NON_NEGATIVE] = JG_MODE_AUDIT;
@@ -98,7 +98,7 @@ START_TEST(warn_allows_with_one_warning) {
     managed_by(LONG_OK);
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_WARN;
     ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" WARN(
-                                   "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
+                                  "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
     ck_assert_uint_eq(out.rules, 0);
     ck_assert_uint_eq(out.rules_warn, bit(JG_R_MANAGED_BY_LENGTH));
@@ -114,7 +114,7 @@ START_TEST(warn_update_reports_once) {
     req.old_object.spec.managed_by = req.object.spec.managed_by;
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_WARN;
     ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"warnings\":[\"" WARN(
-                                   "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
+                                  "ALWAYS-ManagedByLength") TOO_LONG_TEXT "\"]}}");
 }
 END_TEST
 
@@ -175,19 +175,20 @@ START_TEST(mixed_strictest_wins_others_attached) {
     /* deny + audit */
     cfg.mode[JG_R_MANAGED_BY_LENGTH] = JG_MODE_AUDIT;
     r = admit();
-    tail = "\"code\":422},\"auditAnnotations\":{\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT
-           "\"}}}";
+    tail =
+        "\"code\":422},\"auditAnnotations\":{\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT "\"}}}";
     ck_assert_str_eq(r + strlen(r) - strlen(tail), tail);
 
     /* warn + audit: allowed, annotations before warnings (AdmissionResponse field order) */
     cfg.mode[JG_R_MANAGED_BY_FORMAT] = JG_MODE_WARN;
     r = admit();
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
-    const char *want_start = HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
-                                  "\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT "\"},\"warnings\":"
-                                  "[\"" WARN("ALWAYS-ManagedByFormat")
-                                  "spec.managedBy: Invalid value: \\\"Acme.io\\\": a lowercase RFC "
-                                  "1123 subdomain";
+    const char *want_start =
+        HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
+             "\"ALWAYS-ManagedByLength\":\"" TOO_LONG_TEXT "\"},\"warnings\":"
+             "[\"" WARN("ALWAYS-ManagedByFormat") "spec.managedBy: Invalid value: \\\"Acme.io\\\": "
+                                                  "a lowercase RFC "
+                                                  "1123 subdomain";
     ck_assert_int_eq(strncmp(r, want_start, strlen(want_start)), 0);
     ck_assert_uint_eq(out.rules_warn, bit(JG_R_MANAGED_BY_FORMAT));
     ck_assert_uint_eq(out.rules_audit, bit(JG_R_MANAGED_BY_LENGTH));
@@ -225,11 +226,13 @@ START_TEST(v1beta1_and_status_modes) {
     req.object.status.active = -1;
     req.old_object.status.active = 0;
     cfg.mode[JG_R_NON_NEGATIVE] = JG_MODE_WARN;
-    ck_assert_str_eq(admit(), "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/"
-                              "v1beta1\",\"response\":{\"uid\":\"u1\",\"allowed\":true,\"warnings\":"
-                              "[\"" WARN("ALWAYS-NonNeg")
-                              "status.active: Invalid value: -1: must be greater than or equal "
-                              "to 0\"]}}");
+    ck_assert_str_eq(
+        admit(),
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/"
+        "v1beta1\",\"response\":{\"uid\":\"u1\",\"allowed\":true,\"warnings\":"
+        "[\"" WARN(
+            "ALWAYS-NonNeg") "status.active: Invalid value: -1: must be greater than or equal "
+                             "to 0\"]}}");
 }
 END_TEST
 
@@ -336,7 +339,9 @@ static struct jg_policy_controller ctls[] = {
     {.name = "kueue.x-k8s.io/multikueue", .name_len = sizeof "kueue.x-k8s.io/multikueue" - 1},
     {.name = "z.io/ctl", .name_len = sizeof "z.io/ctl" - 1, .namespaces = {mgr_ns, 2}},
     {.name = "a.io/ctl", .name_len = sizeof "a.io/ctl" - 1, .namespaces = {any_ns, 1}},
-    {.name = "z.io/ctl", .name_len = sizeof "z.io/ctl" - 1, .namespaces = {mgr_ns, 2}}, /* listed twice: named once */
+    {.name = "z.io/ctl",
+     .name_len = sizeof "z.io/ctl" - 1,
+     .namespaces = {mgr_ns, 2}}, /* listed twice: named once */
 };
 static struct jg_policy pol;
 
@@ -359,15 +364,15 @@ START_TEST(allow_list_denies_unlisted) {
     allow_list();
     managed_by("x.io/other");
     ck_assert_str_eq(
-        admit(),
-        HEAD "{\"uid\":\"u1\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\","
-             "\"message\":\"Job.batch \\\"j\\\" is invalid: spec.managedBy: Unsupported value: "
-             "\\\"x.io/other\\\": supported values: \\\"kubernetes.io/job-controller\\\", "
-             "\\\"kueue.x-k8s.io/multikueue\\\", \\\"z.io/ctl\\\"\",\"reason\":\"Invalid\","
-             "\"details\":{\"name\":\"j\",\"group\":\"batch\",\"kind\":\"Job\",\"causes\":[{"
-             "\"reason\":\"FieldValueNotSupported\",\"message\":\"Unsupported value: \\\"x.io/"
-             "other\\\": supported values: \\\"kubernetes.io/job-controller\\\", \\\"kueue.x-k8s.io/"
-             "multikueue\\\", \\\"z.io/ctl\\\"\",\"field\":\"spec.managedBy\"}]},\"code\":422}}}");
+        admit(), HEAD
+        "{\"uid\":\"u1\",\"allowed\":false,\"status\":{\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"Job.batch \\\"j\\\" is invalid: spec.managedBy: Unsupported value: "
+        "\\\"x.io/other\\\": supported values: \\\"kubernetes.io/job-controller\\\", "
+        "\\\"kueue.x-k8s.io/multikueue\\\", \\\"z.io/ctl\\\"\",\"reason\":\"Invalid\","
+        "\"details\":{\"name\":\"j\",\"group\":\"batch\",\"kind\":\"Job\",\"causes\":[{"
+        "\"reason\":\"FieldValueNotSupported\",\"message\":\"Unsupported value: \\\"x.io/"
+        "other\\\": supported values: \\\"kubernetes.io/job-controller\\\", \\\"kueue.x-k8s.io/"
+        "multikueue\\\", \\\"z.io/ctl\\\"\",\"field\":\"spec.managedBy\"}]},\"code\":422}}}");
     ck_assert_uint_eq(out.rules, bit(JG_R_POLICY_ALLOWED_CONTROLLERS));
 }
 END_TEST
@@ -390,22 +395,24 @@ START_TEST(allow_list_namespaces_and_values) {
     req.namespace_ = S("kueue-system");
     managed_by("z.io/ctl");
     admit();
-    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl", "")
-                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
-                     "\"kueue.x-k8s.io/multikueue\"; "
-                     "\"z.io/ctl\" is allowed only in namespaces team-*, batch\n");
+    ck_assert_str_eq(out.causes.data,
+                     UNSUPPORTED("spec.managedBy", "z.io/ctl",
+                                 "") "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                                     "\"kueue.x-k8s.io/multikueue\"; "
+                                     "\"z.io/ctl\" is allowed only in namespaces team-*, batch\n");
     /* a value no entry names gets the list alone */
     managed_by("y.io/ctl");
     admit();
-    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "y.io/ctl", "")
-                     "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
-                     "\"kueue.x-k8s.io/multikueue\"\n");
+    ck_assert_str_eq(out.causes.data,
+                     UNSUPPORTED("spec.managedBy", "y.io/ctl",
+                                 "") "\"a.io/ctl\", \"kubernetes.io/job-controller\", "
+                                     "\"kueue.x-k8s.io/multikueue\"\n");
     managed_by("z.io/ctl");
     /* no controller listed at all: the reserved value is the one supported value */
     pol.n_controllers = 0;
     admit();
-    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl", "")
-                     "\"kubernetes.io/job-controller\"\n");
+    ck_assert_str_eq(out.causes.data, UNSUPPORTED("spec.managedBy", "z.io/ctl",
+                                                  "") "\"kubernetes.io/job-controller\"\n");
     /* allowUnlistedControllers (the default) and no policy: anything goes */
     pol.allow_unlisted_controllers = true;
     ck_assert_str_eq(admit(), allowed);
@@ -446,11 +453,13 @@ START_TEST(allow_list_update_cronjob_and_modes) {
     cfg.mode[JG_R_POLICY_ALLOWED_CONTROLLERS] = JG_MODE_WARN;
     admit();
     ck_assert_int_eq(out.verdict, JG_VERDICT_ALLOWED);
-    ck_assert_str_eq(out.warnings.data,
-                     WARN("Policy-AllowedControllers")
-                     "spec.jobTemplate.spec.managedBy: Unsupported value: \"x.io/other\": supported "
-                     "values: \"kubernetes.io/job-controller\", \"kueue.x-k8s.io/multikueue\", "
-                     "\"z.io/ctl\"\n");
+    ck_assert_str_eq(
+        out.warnings.data,
+        WARN("Policy-AllowedControllers") "spec.jobTemplate.spec.managedBy: Unsupported value: "
+                                          "\"x.io/other\": supported "
+                                          "values: \"kubernetes.io/job-controller\", "
+                                          "\"kueue.x-k8s.io/multikueue\", "
+                                          "\"z.io/ctl\"\n");
     /* DELETE is never checked */
     cfg.mode[JG_R_POLICY_ALLOWED_CONTROLLERS] = JG_MODE_DENY;
     req.operation = JG_OP_DELETE;
@@ -462,12 +471,15 @@ END_TEST
 /* ---- Policy-StatusWriters ---- */
 
 static struct jg_policy_controller bound[] = {
-    {.name = "example.com/ctl", .name_len = sizeof "example.com/ctl" - 1,
+    {.name = "example.com/ctl",
+     .name_len = sizeof "example.com/ctl" - 1,
      .has_status_writers = true,
      .writer_users = {sa_users, 1},
      .writer_groups = {writer_groups, 1}},
-    {.name = "example.com/free", .name_len = sizeof "example.com/free" - 1}, /* no statusWriters: anyone may write */
-    {.name = "example.com/ns", .name_len = sizeof "example.com/ns" - 1,
+    {.name = "example.com/free",
+     .name_len = sizeof "example.com/free" - 1}, /* no statusWriters: anyone may write */
+    {.name = "example.com/ns",
+     .name_len = sizeof "example.com/ns" - 1,
      .namespaces = {any_ns, 1},
      .has_status_writers = true,
      .writer_users = {sa_users, 1}},
@@ -524,8 +536,9 @@ START_TEST(status_writers_forbid_others) {
     ck_assert_int_eq(out.verdict, JG_VERDICT_DENIED);
     ck_assert_int_eq(out.code, 403);
     ck_assert_uint_eq(out.rules, bit(JG_R_POLICY_STATUS_WRITERS));
-    ck_assert_str_eq(out.causes.data,
-                     "User \"alice\" cannot update the status of a Job managed by \"example.com/ctl\"\n");
+    ck_assert_str_eq(
+        out.causes.data,
+        "User \"alice\" cannot update the status of a Job managed by \"example.com/ctl\"\n");
 }
 END_TEST
 
@@ -592,9 +605,9 @@ START_TEST(status_writers_precedence_and_modes) {
     cfg.mode[JG_R_POLICY_STATUS_WRITERS] = JG_MODE_WARN;
     const char *r = admit();
     ck_assert_int_eq(out.code, 422);
-    const char *tail = "\"code\":422},\"warnings\":[\"" WARN("Policy-StatusWriters")
-                       "User \\\"alice\\\" cannot update the status "
-                       "of a Job managed by \\\"example.com/ctl\\\"\"]}}";
+    const char *tail = "\"code\":422},\"warnings\":[\"" WARN(
+        "Policy-StatusWriters") "User \\\"alice\\\" cannot update the status "
+                                "of a Job managed by \\\"example.com/ctl\\\"\"]}}";
     ck_assert_str_eq(r + strlen(r) - strlen(tail), tail);
     /* in audit mode with the Invalid error warned: allowed, both attached */
     cfg.mode[JG_R_POLICY_STATUS_WRITERS] = JG_MODE_AUDIT;
@@ -602,9 +615,9 @@ START_TEST(status_writers_precedence_and_modes) {
     ck_assert_str_eq(admit(), HEAD "{\"uid\":\"u1\",\"allowed\":true,\"auditAnnotations\":{"
                                    "\"Policy-StatusWriters\":\"User \\\"alice\\\" cannot update "
                                    "the status of a Job managed by \\\"example.com/ctl\\\"\"},"
-                                   "\"warnings\":[\"" WARN("ALWAYS-NonNeg")
-                                   "status.active: Invalid value: -1: must be "
-                                   "greater than or equal to 0\"]}}");
+                                   "\"warnings\":[\"" WARN(
+                                       "ALWAYS-NonNeg") "status.active: Invalid value: -1: must be "
+                                                        "greater than or equal to 0\"]}}");
     /* the binding on and the Invalid rule off: the 403 */
     cfg.mode[JG_R_POLICY_STATUS_WRITERS] = JG_MODE_DENY;
     cfg.mode[JG_R_NON_NEGATIVE] = JG_MODE_OFF;
@@ -618,9 +631,10 @@ START_TEST(status_writers_quote_names) {
     req.username = S("m\xc3\xa9\"x");
     req.name = req.object.name = S("");
     admit();
-    ck_assert_str_eq(out.message.data,
-                     "jobs.batch \"\" is forbidden: User \"m\xc3\xa9\\\"x\" cannot update the status "
-                     "of a Job managed by \"example.com/ctl\"");
+    ck_assert_str_eq(
+        out.message.data,
+        "jobs.batch \"\" is forbidden: User \"m\xc3\xa9\\\"x\" cannot update the status "
+        "of a Job managed by \"example.com/ctl\"");
 }
 END_TEST
 

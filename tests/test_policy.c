@@ -1,5 +1,5 @@
-/* The policy file reader (src/policy/policy.c, docs/policy.md): defaults, a full valid file read back
- * field by field, modes and jg_policy_apply, limits, the target table, and every invalid file
+/* The policy file reader (src/policy/policy.c, docs/policy.md): defaults, a full valid file read
+ * back field by field, modes and jg_policy_apply, limits, the target table, and every invalid file
  * under tests/policy/invalid/<case>/{policy.json,error} (one folder per case: the exact one-line
  * error, with the file named "policy.json"). Usage: test_policy INVALID_DIR */
 #include "jobguard/policy.h"
@@ -57,8 +57,9 @@ END_TEST
 /* A controller name that fails the managedBy format (Tekton's documented "my-custom-controller")
  * is accepted while some row in effect does not check the format, and refused once none does. */
 START_TEST(free_form_controller_names) {
-    static const char *const names[] = {"my-custom-controller", "Acme.io/ctl",
-                                        "acme.io/ccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"};
+    static const char *const names[] = {
+        "my-custom-controller", "Acme.io/ctl",
+        "acme.io/ccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"};
     for (size_t i = 0; i < 3; i++) {
         char json[1024];
         snprintf(json, sizeof json, "{\"controllers\": [{\"name\": \"%s\"}]}", names[i]);
@@ -84,8 +85,10 @@ START_TEST(free_form_controller_names) {
     struct jg_policy *p = load(json);
     ck_assert_msg(p != NULL, "%s", err);
     jg_policy_free(p);
-    snprintf(json, sizeof json, "{\"targets\": [%s], \"controllers\": [{\"name\": "
-             "\"my-custom-controller\"}]}", tekton);
+    snprintf(json, sizeof json,
+             "{\"targets\": [%s], \"controllers\": [{\"name\": "
+             "\"my-custom-controller\"}]}",
+             tekton);
     expect_error(json, "policy.json: controllers[0].name: Invalid value: \"my-custom-controller\": "
                        "must be a domain-prefixed path (such as \"acme.io/foo\") (every target row "
                        "checks the format, so no object can carry this name)");

@@ -429,8 +429,9 @@ START_TEST(disabled_rules_and_scope) {
     NEW->ready = (jg_opt_i32){true, 5};
     const struct jg_rule *r = jg_rule_find("RejectStartTimeUpdateForUnsuspendedJob");
     ck_assert_ptr_nonnull(r);
-    ck_assert_str_eq(fired((struct jg_config){.parity = JG_PARITY_1_35, .disabled = UINT64_C(1) << r->id}),
-                     "RejectMoreReadyThanActivePods");
+    ck_assert_str_eq(
+        fired((struct jg_config){.parity = JG_PARITY_1_35, .disabled = UINT64_C(1) << r->id}),
+        "RejectMoreReadyThanActivePods");
     ck_assert_ptr_null(jg_rule_find("NoSuchRule"));
     /* main-resource UPDATE: no status rules, managedBy rules only */
     req.sub_resource = S("");

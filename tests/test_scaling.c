@@ -252,8 +252,9 @@ START_TEST(namespace_globs_at_limits) {
     ns[64] = '\0';
     review_namespace(&body, ns, "x.io/unlisted");
     ck_assert_int_eq(decide_under_policy(), JG_VERDICT_BAD_REQUEST);
-    ck_assert_str_eq(o.message.data, "request.namespace: must be no more than 63 bytes (a namespace "
-                                     "is a DNS label), got 64");
+    ck_assert_str_eq(o.message.data,
+                     "request.namespace: must be no more than 63 bytes (a namespace "
+                     "is a DNS label), got 64");
 
     /* the limit of general glob tokens, filled with the matcher's worst glob */
     policy_globs_worst(&pol, 16384 / GLOB_WORST_TOKENS);

@@ -105,9 +105,31 @@ static void every_offset(const char *head, const char *middle, const char *tail)
 
 START_TEST(quotes_and_backslashes_at_every_position) {
     static const char *const middles[] = {
-        "", "\\\"", "\\\\", "\\\\\\\"", "\\\\\\\\", "\\\\\\", "\\", "\\n", "\\/", "\\b\\f\\r\\t",
-        "\\u00e9", "\\u00E9x", "\\u12", "\\u12g4", "\\ud83d\\ude00", "\\ud83d", "\\ude00",
-        "\\ud83d\\u0041", "\\ud83dx", "\\x", "\\'", "\"", "\"\"", "\\\\\"", "\\\"\\\"\\\"",
+        "",
+        "\\\"",
+        "\\\\",
+        "\\\\\\\"",
+        "\\\\\\\\",
+        "\\\\\\",
+        "\\",
+        "\\n",
+        "\\/",
+        "\\b\\f\\r\\t",
+        "\\u00e9",
+        "\\u00E9x",
+        "\\u12",
+        "\\u12g4",
+        "\\ud83d\\ude00",
+        "\\ud83d",
+        "\\ude00",
+        "\\ud83d\\u0041",
+        "\\ud83dx",
+        "\\x",
+        "\\'",
+        "\"",
+        "\"\"",
+        "\\\\\"",
+        "\\\"\\\"\\\"",
     };
     for (size_t i = 0; i < sizeof middles / sizeof *middles; i++) {
         every_offset("[\"", middles[i], "\"]");
@@ -139,17 +161,40 @@ END_TEST
 
 START_TEST(utf8_split_across_blocks) {
     static const char *const seqs[] = {
-        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf", "\xdf\xbf",
-        "\xef\xbf\xbf", "\xed\x9f\xbf", "\xee\x80\x80",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xf4\x8f\xbf\xbf",
+        "\xdf\xbf",
+        "\xef\xbf\xbf",
+        "\xed\x9f\xbf",
+        "\xee\x80\x80",
         /* invalid: */
-        "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\x80", "\xbf\xbf", "\xc0\x80", "\xc1\xbf",
-        "\xe0\x80\x80", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x80\x80\x80",
-        "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\xfe",
-        "\xc3\xa9\xa9", "\xe2\x82\xac\x80", "\xc3\x41", "\xe2\x41\x82",
+        "\xc3",
+        "\xe2\x82",
+        "\xf0\x9f\x98",
+        "\x80",
+        "\xbf\xbf",
+        "\xc0\x80",
+        "\xc1\xbf",
+        "\xe0\x80\x80",
+        "\xe0\x9f\xbf",
+        "\xed\xa0\x80",
+        "\xed\xbf\xbf",
+        "\xf0\x80\x80\x80",
+        "\xf0\x8f\xbf\xbf",
+        "\xf4\x90\x80\x80",
+        "\xf5\x80\x80\x80",
+        "\xff",
+        "\xfe",
+        "\xc3\xa9\xa9",
+        "\xe2\x82\xac\x80",
+        "\xc3\x41",
+        "\xe2\x41\x82",
     };
     for (size_t i = 0; i < sizeof seqs / sizeof *seqs; i++) {
         every_offset("[\"", seqs[i], "\"]");
-        every_offset("[", seqs[i], "]"); /* outside a string: never valid */
+        every_offset("[", seqs[i], "]");  /* outside a string: never valid */
         every_offset("[\"", seqs[i], ""); /* at the end of the body */
     }
 }
@@ -167,8 +212,8 @@ START_TEST(utf8_after_ascii_blocks) {
             same(buf, (size_t)n);
             n = snprintf(buf, sizeof buf, "[\"%*s%s\"]", 190 + pad, "", bad[b]);
             same(buf, (size_t)n);
-            n = snprintf(buf, sizeof buf, "[\"%*s\xc3\xa9\",\"%*s\xe2\x82\xac\"]", 190 + pad,
-                         "", 100, "");
+            n = snprintf(buf, sizeof buf, "[\"%*s\xc3\xa9\",\"%*s\xe2\x82\xac\"]", 190 + pad, "",
+                         100, "");
             same(buf, (size_t)n);
         }
 }
@@ -234,15 +279,84 @@ END_TEST
 
 START_TEST(scalars) {
     static const char *const docs[] = {
-        "0", "-0", "1", "-", "01", "-01", "1.", "1.5", ".5", "1e", "1e+", "1e5", "1E-5", "1.5e",
-        "true", "tru", "truex", "true1", "false", "null", "nul", "nulll", "[true,false,null]",
-        "[1true]", "[1\"a\"]", "[1 2]", "[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}",
-        "{,}", "{1:2}", "{\"a\" 1}", "[]]", "[[]", "{}}", "{]", "[}", "\"\"", "", " ", "  1  ",
-        "1 1", "{} {}", "[\"a\":1]", "{\"a\",1}", "[-]", "[--1]", "[1e1.5]", "[0x10]", "[Infinity]",
-        "[NaN]", "[+1]", "[1.0e+01]", "\xef\xbb\xbf{}", "{\"\":\"\"}", "[\"\\u0000\"]",
-        "1,2", "{},{}", "[] , []", "\"a\",\"b\"", "{}:", "1:2", "[1]]", "{\"a\":1}}", ",", ":",
-        "{\"a\":{\"b\":[1,{\"c\":2},3]},\"d\":[]}", "{\"a\":[1,\"b\":2]}", "[{\"a\":1,2}]",
-        "[1\x0c" "2]", "[1\x1a" "2]", "{\"a\"\x1a" "1}", "[\"a\"\x0c\"b\"]",
+        "0",
+        "-0",
+        "1",
+        "-",
+        "01",
+        "-01",
+        "1.",
+        "1.5",
+        ".5",
+        "1e",
+        "1e+",
+        "1e5",
+        "1E-5",
+        "1.5e",
+        "true",
+        "tru",
+        "truex",
+        "true1",
+        "false",
+        "null",
+        "nul",
+        "nulll",
+        "[true,false,null]",
+        "[1true]",
+        "[1\"a\"]",
+        "[1 2]",
+        "[1,]",
+        "[,1]",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{,}",
+        "{1:2}",
+        "{\"a\" 1}",
+        "[]]",
+        "[[]",
+        "{}}",
+        "{]",
+        "[}",
+        "\"\"",
+        "",
+        " ",
+        "  1  ",
+        "1 1",
+        "{} {}",
+        "[\"a\":1]",
+        "{\"a\",1}",
+        "[-]",
+        "[--1]",
+        "[1e1.5]",
+        "[0x10]",
+        "[Infinity]",
+        "[NaN]",
+        "[+1]",
+        "[1.0e+01]",
+        "\xef\xbb\xbf{}",
+        "{\"\":\"\"}",
+        "[\"\\u0000\"]",
+        "1,2",
+        "{},{}",
+        "[] , []",
+        "\"a\",\"b\"",
+        "{}:",
+        "1:2",
+        "[1]]",
+        "{\"a\":1}}",
+        ",",
+        ":",
+        "{\"a\":{\"b\":[1,{\"c\":2},3]},\"d\":[]}",
+        "{\"a\":[1,\"b\":2]}",
+        "[{\"a\":1,2}]",
+        "[1\x0c"
+        "2]",
+        "[1\x1a"
+        "2]",
+        "{\"a\"\x1a"
+        "1}",
+        "[\"a\"\x0c\"b\"]",
     };
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
         same_str(docs[i]);

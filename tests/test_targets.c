@@ -85,8 +85,8 @@ START_TEST(format_and_length_at_the_rows_path) {
     char long_value[80];
     snprintf(long_value, sizeof long_value, "acme.io/%060d", 0);
     setup(row("jobset.x-k8s.io", "JobSet"), long_value, NULL, false);
-    ck_assert_str_eq(errors(),
-                     "ALWAYS-ManagedByLength spec.managedBy: Too long: may not be more than 63 bytes");
+    ck_assert_str_eq(
+        errors(), "ALWAYS-ManagedByLength spec.managedBy: Too long: may not be more than 63 bytes");
     setup(row("jobset.x-k8s.io", "JobSet"), "", NULL, false);
     ck_assert_str_eq(errors(), "ALWAYS-ManagedByFormat spec.managedBy: Required value");
     /* Kueue's mutating webhook writes this on CREATE: it passes on every row */
@@ -133,8 +133,8 @@ START_TEST(unchanged_values_are_ratcheted) {
      * (a finalizer removal, say) passes */
     setup(row("workload.codeflare.dev", "AppWrapper"), "Bad Value", "Bad Value", true);
     ck_assert_str_eq(errors(), "");
-    setup(row("kubeflow.org", "JAXJob"), "kueue.x-k8s.io/multikueue",
-          "kueue.x-k8s.io/multikueue", true);
+    setup(row("kubeflow.org", "JAXJob"), "kueue.x-k8s.io/multikueue", "kueue.x-k8s.io/multikueue",
+          true);
     ck_assert_str_eq(errors(), "");
     /* the same value on CREATE is refused */
     setup(row("workload.codeflare.dev", "AppWrapper"), "Bad Value", NULL, false);
@@ -245,7 +245,8 @@ START_TEST(nested_must_be_absent) {
     struct jg_policy *p = load(
         "{\"targets\": [{\"group\": \"example.com\", \"versions\": [\"v1\"], \"kind\": \"Widget\", "
         "\"resource\": \"widgets\", \"managedByPath\": \"spec.managedBy\", \"reservedValue\": "
-        "\"example.com/widget-controller\", \"nestedPaths\": [{\"path\": \"spec.parts[*].managedBy\", "
+        "\"example.com/widget-controller\", \"nestedPaths\": [{\"path\": "
+        "\"spec.parts[*].managedBy\", "
         "\"reservedValue\": \"\"}]}]}");
     const struct jg_policy_target *t = jg_target_find(p, "example.com", "Widget");
     ck_assert_ptr_nonnull(t);
@@ -316,15 +317,15 @@ END_TEST
 
 START_TEST(routing) {
     /* by resource and by kind; versions pick MPIJob's rows; unknown kinds are no target */
-    ck_assert_str_eq(jg_target_route(NULL, S("kubeflow.org"), S("v2beta1"), S("mpijobs"), false)
-                         ->reserved_value,
-                     "kubeflow.org/mpi-operator");
-    ck_assert_str_eq(jg_target_route(NULL, S("kubeflow.org"), S("v1"), S("MPIJob"), true)
-                         ->reserved_value,
-                     "kubeflow.org/training-operator");
-    ck_assert_str_eq(jg_target_route(NULL, S("kubeflow.org"), S("v9"), S("mpijobs"), false)
-                         ->reserved_value,
-                     "kubeflow.org/mpi-operator"); /* unlisted version: the first row */
+    ck_assert_str_eq(
+        jg_target_route(NULL, S("kubeflow.org"), S("v2beta1"), S("mpijobs"), false)->reserved_value,
+        "kubeflow.org/mpi-operator");
+    ck_assert_str_eq(
+        jg_target_route(NULL, S("kubeflow.org"), S("v1"), S("MPIJob"), true)->reserved_value,
+        "kubeflow.org/training-operator");
+    ck_assert_str_eq(
+        jg_target_route(NULL, S("kubeflow.org"), S("v9"), S("mpijobs"), false)->reserved_value,
+        "kubeflow.org/mpi-operator"); /* unlisted version: the first row */
     ck_assert_str_eq(
         jg_target_route(NULL, S("tekton.dev"), S("v1beta1"), S("taskruns"), false)->kind,
         "TaskRun");
@@ -354,9 +355,9 @@ START_TEST(modes_apply_to_crd_rules) {
     setup(t, NULL, NULL, false);
     req.object.nested = nv;
     req.object.n_nested = 1;
-    ck_assert_str_eq(errors(),
-                     "Target-NestedManagedBy spec.rayClusterConfig.managedBy: Unsupported value: "
-                     "\"kueue.x-k8s.io/multikueue\": supported values: \"ray.io/kuberay-operator\"");
+    ck_assert_str_eq(
+        errors(), "Target-NestedManagedBy spec.rayClusterConfig.managedBy: Unsupported value: "
+                  "\"kueue.x-k8s.io/multikueue\": supported values: \"ray.io/kuberay-operator\"");
     ck_assert_str_eq(errors_with(&cfg), "");
 }
 END_TEST
@@ -385,11 +386,12 @@ START_TEST(long_escaped_keys) {
     char name[300], esc[320], json[1024], msg[4096];
     memset(name, 'm', 250);
     name[250] = '\0';
-    snprintf(json, sizeof json,
-             "{\"targets\": [{\"group\": \"example.com\", \"versions\": [\"v1\"], \"kind\": "
-             "\"Long\", \"resource\": \"longs\", \"managedByPath\": \"spec.%s\", \"reservedValue\": "
-             "\"example.com/x\"}]}",
-             name);
+    snprintf(
+        json, sizeof json,
+        "{\"targets\": [{\"group\": \"example.com\", \"versions\": [\"v1\"], \"kind\": "
+        "\"Long\", \"resource\": \"longs\", \"managedByPath\": \"spec.%s\", \"reservedValue\": "
+        "\"example.com/x\"}]}",
+        name);
     struct jg_policy *p = load(json);
     /* the name plain, and with its first byte escaped: the same field, refused alike */
     ck_assert_int_eq(admit_long_key(p, name, msg, sizeof msg), JG_VERDICT_DENIED);

@@ -604,7 +604,8 @@ static void expect_raw(const char *body, const char *kind, const char *want_msg,
     jg_decode_error err;
     struct jg_object_meta meta;
     struct jg_decode_objects_opts opts = {NULL, kind, NULL, &meta};
-    enum jg_decode_status st = jg_decode_objects(NULL, 0, body, strlen(body), NULL, &opts, &r, &err);
+    enum jg_decode_status st =
+        jg_decode_objects(NULL, 0, body, strlen(body), NULL, &opts, &r, &err);
     ck_assert_int_eq(st, want_msg ? JG_DECODE_BAD_REQUEST : JG_DECODE_OK);
     if (want_msg) ck_assert_str_eq(err.message, want_msg);
     ck_assert_int_eq(meta.not_target, not_target);
@@ -624,7 +625,8 @@ START_TEST(decode_raw_object_type) {
                "new object: Object 'Kind' is missing (an object names its target with apiVersion "
                "and kind)",
                false);
-    expect_raw("{\"metadata\":{\"name\":\"t\"},\"spec\":{}}", "JobSet.jobset.x-k8s.io", NULL, false);
+    expect_raw("{\"metadata\":{\"name\":\"t\"},\"spec\":{}}", "JobSet.jobset.x-k8s.io", NULL,
+               false);
     expect_raw("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}", NULL,
                "new object: kind ConfigMap of group \"\" is not a target (see 'jobguard rules'; a "
                "policy file's targets rows add kinds)",
@@ -677,7 +679,8 @@ static bool glob_matches(const struct jg_glob *g, const char *name) {
 }
 
 /* Every bracket expression over "ab-" of up to 4 characters, plain and negated, against every
- * byte: the compiled set is what fnmatch(3) matches (the matcher replaced it on the request path). */
+ * byte: the compiled set is what fnmatch(3) matches (the matcher replaced it on the request path).
+ */
 START_TEST(glob_brackets_as_fnmatch) {
     static const char alpha[] = "ab-";
     size_t checked = 0;
@@ -750,10 +753,10 @@ START_TEST(glob_as_fnmatch) {
         enum jg_glob_kind kind;
         size_t min_len, cost;
     } kinds[] = {
-        {"team-a", JG_GLOB_LITERAL, 6, 0}, {"team-*", JG_GLOB_PREFIX, 5, 0},
-        {"**-prod", JG_GLOB_SUFFIX, 5, 0}, {"***", JG_GLOB_ANY, 0, 0},
+        {"team-a", JG_GLOB_LITERAL, 6, 0},  {"team-*", JG_GLOB_PREFIX, 5, 0},
+        {"**-prod", JG_GLOB_SUFFIX, 5, 0},  {"***", JG_GLOB_ANY, 0, 0},
         {"t*-prod", JG_GLOB_GENERAL, 6, 7}, {"*a*", JG_GLOB_GENERAL, 1, 3},
-        {"ml-?", JG_GLOB_GENERAL, 4, 4},   {"[a-c]*", JG_GLOB_GENERAL, 1, 2},
+        {"ml-?", JG_GLOB_GENERAL, 4, 4},    {"[a-c]*", JG_GLOB_GENERAL, 1, 2},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         struct jg_glob g;

@@ -27,22 +27,22 @@ struct jg_outcome {
     enum jg_verdict verdict;
     int code; /* response status.code: 0 when allowed, else 422 / 403 / 400 / 500 */
     bool dry_run;
-    char uid[128];        /* Kubernetes sends a 36-byte UUID */
-    char namespace_[64];  /* a DNS label: 63 bytes */
-    char name[254];       /* a DNS subdomain: 253 bytes */
+    char uid[128];       /* Kubernetes sends a 36-byte UUID */
+    char namespace_[64]; /* a DNS label: 63 bytes */
+    char name[254];      /* a DNS subdomain: 253 bytes */
     char user[JG_OUTCOME_USER_BYTES + 1];
     char operation[16];    /* "CREATE", ... ; "" when undecodable */
     char resource[64];     /* request.resource.resource, e.g. "jobs" */
     char sub_resource[32]; /* "" or "status" */
-    char kind[64]; /* the target's kind: "Job", "CronJob", "JobSet", ... ("Job" for others) */
-    uint64_t rules;        /* bit (1 << enum jg_rule_id) for every deny-mode rule that fired */
-    uint64_t rules_warn;   /* ... every warn-mode rule that fired */
-    uint64_t rules_audit;  /* ... every audit-mode rule that fired */
-    size_t n_errors;       /* deny-mode errors, duplicates and omitted ones (verdict.h) included */
-    jg_buf message;        /* status.message of a denial or error; owned */
+    char kind[64];       /* the target's kind: "Job", "CronJob", "JobSet", ... ("Job" for others) */
+    uint64_t rules;      /* bit (1 << enum jg_rule_id) for every deny-mode rule that fired */
+    uint64_t rules_warn; /* ... every warn-mode rule that fired */
+    uint64_t rules_audit; /* ... every audit-mode rule that fired */
+    size_t n_errors;      /* deny-mode errors, duplicates and omitted ones (verdict.h) included */
+    jg_buf message;       /* status.message of a denial or error; owned */
     jg_buf causes; /* denial: one "<field>: <body>\n" line per cause, then "[truncated N errors]\n"
                     * when some were omitted; 403: the reason line; owned */
-    jg_buf warnings; /* the response's warnings, one per line; owned */
+    jg_buf warnings;        /* the response's warnings, one per line; owned */
     struct jg_errors audit; /* the audit-mode errors, for the `admission audit` log line; owned */
 };
 

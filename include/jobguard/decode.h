@@ -6,8 +6,8 @@
 
 /* Limits, each with its reason. */
 #define JG_MAX_BODY_BYTES                                                                          \
-    (7u * 1024u * 1024u)       /* controller-runtime's maxRequestSize: 2×3 MB objects + 1 MB */
-#define JG_MAX_JSON_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH, stack safety */
+    (7u * 1024u * 1024u)          /* controller-runtime's maxRequestSize: 2×3 MB objects + 1 MB */
+#define JG_MAX_JSON_DEPTH 2048    /* jansson's JSON_PARSER_MAX_DEPTH, stack safety */
 #define JG_MAX_NAMESPACE_BYTES 63 /* a namespace is a DNS label; the API server sends no longer */
 
 /* The message refusing a namespace longer than JG_MAX_NAMESPACE_BYTES: field, limit, length. */

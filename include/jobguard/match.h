@@ -56,7 +56,7 @@ void jg_glob_free(struct jg_glob *g);
 
 /* A controller's namespace globs: the literals in a set, the others in file order. */
 struct jg_nsmatch {
-    bool any;            /* a "*" glob, or no glob at all (every namespace) */
+    bool any; /* a "*" glob, or no glob at all (every namespace) */
     struct jg_strset literals;
     struct jg_glob *globs; /* the globs that are not literals */
     size_t n_globs;

@@ -33,7 +33,8 @@ struct jg_policy_target {
     char *kind;
     char *resource;        /* plural, e.g. "jobsets" */
     char *managed_by_path; /* dotted, e.g. "spec.runPolicy.managedBy" */
-    char *reserved_value;  /* the project's own controller, e.g. "jobset.sigs.k8s.io/jobset-controller" */
+    char *reserved_value;  /* the project's own controller, e.g.
+                              "jobset.sigs.k8s.io/jobset-controller" */
     struct jg_policy_nested *nested;
     size_t n_nested;
     bool check_format;         /* format and 63-byte length checks (default true) */
@@ -41,11 +42,11 @@ struct jg_policy_target {
 };
 
 struct jg_policy_controller {
-    char *name;                /* a managedBy value */
-    size_t name_len;           /* strlen(name), for the request path */
-    struct jg_strv namespaces; /* name globs; empty (n == 0) = every namespace */
-    bool has_status_writers;   /* "statusWriters" given: the binding applies to this controller */
-    struct jg_strv writer_users;  /* incl. "system:serviceaccount:NS:NAME" */
+    char *name;                  /* a managedBy value */
+    size_t name_len;             /* strlen(name), for the request path */
+    struct jg_strv namespaces;   /* name globs; empty (n == 0) = every namespace */
+    bool has_status_writers;     /* "statusWriters" given: the binding applies to this controller */
+    struct jg_strv writer_users; /* incl. "system:serviceaccount:NS:NAME" */
     struct jg_strv writer_groups;
     /* The lists above as the rules look them up (jg_policy_build_lookups) */
     struct jg_nsmatch ns_match;
@@ -57,12 +58,12 @@ struct jg_policy {
     size_t n_targets;
     struct jg_policy_controller *controllers;
     size_t n_controllers;
-    bool allow_unlisted_controllers;      /* default true */
-    struct jg_strv status_writer_exempt;  /* default ["system:masters"] */
-    struct jg_strset exempt_set;          /* status_writer_exempt, looked up */
-    unsigned char mode[64];               /* per rule ID (enum jg_mode); "*" fills the rest */
-    char sha256[65];                      /* hex digest of the file's bytes; "" for no file */
-    bool yaml;                            /* read as YAML (a cut file can still be valid) */
+    bool allow_unlisted_controllers;     /* default true */
+    struct jg_strv status_writer_exempt; /* default ["system:masters"] */
+    struct jg_strset exempt_set;         /* status_writer_exempt, looked up */
+    unsigned char mode[64];              /* per rule ID (enum jg_mode); "*" fills the rest */
+    char sha256[65];                     /* hex digest of the file's bytes; "" for no file */
+    bool yaml;                           /* read as YAML (a cut file can still be valid) */
 };
 
 /* Reads and validates a policy. On failure returns NULL and writes into `err` one line naming the

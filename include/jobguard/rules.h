@@ -149,7 +149,8 @@ void jg_validate_modes(const struct jg_request *req, const struct jg_config *cfg
 /* §2.2 IsDomainPrefixedPath + §2.3 length on one value, errors at `field`. */
 void jg_check_managed_by(jg_str v, const char *field, struct jg_errors *out);
 
-/* The details of the managedBy host and path errors (docs/rules.md §2.2), as Kubernetes words them. */
+/* The details of the managedBy host and path errors (docs/rules.md §2.2), as Kubernetes words them.
+ */
 extern const char jg_subdomain_detail[];
 extern const char jg_path_detail[];
 

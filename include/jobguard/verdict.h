@@ -8,11 +8,11 @@
 #include "jobguard/view.h"
 
 enum jg_err_type {
-    JG_ERR_INVALID,   /* "Invalid value", cause reason FieldValueInvalid */
-    JG_ERR_REQUIRED,  /* "Required value", FieldValueRequired */
-    JG_ERR_TOO_LONG,  /* "Too long", FieldValueTooLong */
-    JG_ERR_DUPLICATE, /* "Duplicate value", FieldValueDuplicate */
-    JG_ERR_NOT_SUPPORTED, /* "Unsupported value", FieldValueNotSupported */
+    JG_ERR_INVALID,         /* "Invalid value", cause reason FieldValueInvalid */
+    JG_ERR_REQUIRED,        /* "Required value", FieldValueRequired */
+    JG_ERR_TOO_LONG,        /* "Too long", FieldValueTooLong */
+    JG_ERR_DUPLICATE,       /* "Duplicate value", FieldValueDuplicate */
+    JG_ERR_NOT_SUPPORTED,   /* "Unsupported value", FieldValueNotSupported */
     JG_ERR_FIELD_FORBIDDEN, /* field.Forbidden: "Forbidden: <detail>", FieldValueForbidden */
     /* Not a field error: the request is refused with 403 Forbidden (errors.NewForbidden). The
      * field is empty and the body is the reason alone, e.g. `User "u" cannot update ...`. */
@@ -28,9 +28,9 @@ enum jg_err_type {
 
 /* Warn and audit modes (docs/modes.md). Kubernetes asks for warnings of at most 120 characters
  * if possible, may truncate those over 256 and ignores them past 4096 characters in all. */
-#define JG_MAX_WARNING_BYTES 256         /* one warning; longer ones end in "..." */
-#define JG_MAX_WARNINGS_TOTAL 4096       /* all warnings of one response, the last note included */
-#define JG_MAX_AUDIT_VALUE_BYTES 10240   /* one audit annotation value (VAP truncates at 10 KiB) */
+#define JG_MAX_WARNING_BYTES 256       /* one warning; longer ones end in "..." */
+#define JG_MAX_WARNINGS_TOTAL 4096     /* all warnings of one response, the last note included */
+#define JG_MAX_AUDIT_VALUE_BYTES 10240 /* one audit annotation value (VAP truncates at 10 KiB) */
 
 struct jg_field_error {
     int rule; /* enum jg_rule_id */
@@ -122,11 +122,11 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
                        jg_buf *out);
 
 /* The warnings for the errors of `e` (docs/modes.md): one line each, `jobguard (<rule ID>, warn
- * mode; denied in deny mode): <field>: <body>` (the body alone for a Forbidden), duplicates dropped,
- * each at most JG_MAX_WARNING_BYTES, all together at most JG_MAX_WARNINGS_TOTAL; the warnings that
- * fit are written in order, and those past it (and the errors left out of the list) are counted in
- * one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no warning contains
- * one). */
+ * mode; denied in deny mode): <field>: <body>` (the body alone for a Forbidden), duplicates
+ * dropped, each at most JG_MAX_WARNING_BYTES, all together at most JG_MAX_WARNINGS_TOTAL; the
+ * warnings that fit are written in order, and those past it (and the errors left out of the list)
+ * are counted in one last `jobguard: N more warnings omitted`. Appends each followed by '\n' (no
+ * warning contains one). */
 void jg_render_warnings(const struct jg_errors *e, jg_buf *out);
 
 /* The audit annotation value for the errors of `rule` in `e`: the aggregate as in the denial

@@ -73,9 +73,9 @@ struct jg_job_status {
  * row's nested paths, for one list element when the path has [*]. Only copies that are present
  * and not null are listed, in document order. */
 struct jg_nested_value {
-    unsigned which;   /* index into the row's nested[] */
-    jg_str field; /* the path with element indexes, NUL-terminated:
-                   * spec.replicatedJobs[0].template.spec.managedBy */
+    unsigned which; /* index into the row's nested[] */
+    jg_str field;   /* the path with element indexes, NUL-terminated:
+                     * spec.replicatedJobs[0].template.spec.managedBy */
     jg_str value;
     /* What an UPDATE pairs the copy with in the stored object (with `which` and `value`). On a
      * row without list keys, the field itself. On a row that keys a list, the list elements on

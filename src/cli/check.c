@@ -213,8 +213,9 @@ static void compose(struct run *r, const struct jg_request *q, jg_str ns, const 
     jg_buf_reset(b);
     char uid[37];
     derive_uid(r, new_json, new_len, uid);
-    jg_buf_printf(b, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
-                     "\"request\":{\"uid\":\"%s\"",
+    jg_buf_printf(b,
+                  "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+                  "\"request\":{\"uid\":\"%s\"",
                   uid);
     const char *sub = r->sub ? r->sub : "";
     for (int i = 0; i < 2; i++) { /* kind, resource, subResource; then requestKind, ... */
@@ -252,8 +253,9 @@ static void compose(struct run *r, const struct jg_request *q, jg_str ns, const 
         jg_buf_put(b, r->old_json, r->old_len);
     else
         jg_buf_puts(b, "null");
-    jg_buf_printf(b, ",\"dryRun\":false,\"options\":{\"kind\":\"%s\",\"apiVersion\":"
-                     "\"meta.k8s.io/v1\"}}}",
+    jg_buf_printf(b,
+                  ",\"dryRun\":false,\"options\":{\"kind\":\"%s\",\"apiVersion\":"
+                  "\"meta.k8s.io/v1\"}}}",
                   update ? "UpdateOptions" : "CreateOptions");
 }
 
@@ -266,7 +268,7 @@ static void check_object(struct run *r, const char *json, size_t len, const char
     if (jg_decode_objects(r->old_json, r->old_len, json, len, r->sub, &opts, &rv, &err) !=
         JG_DECODE_OK) {
         bool untyped = !r->kind && !r->resource && (!meta.kind.set || !meta.api_version.set);
-            fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
+        fprintf(stderr, "jobguard check: %s: %s%s\n", where, err.message,
                 untyped ? "; --kind KIND[.GROUP] or --resource RES[.GROUP] names it otherwise"
                         : "");
         jg_review_free(&rv);
@@ -402,8 +404,7 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
     }
     jg_buf_free(&held_json);
     if (docs == 0 && st == 0 && r->rc == EXIT_ALLOWED) {
-        fprintf(stderr, "jobguard check: no %s in the input\n",
-                raw ? "object" : "AdmissionReview");
+        fprintf(stderr, "jobguard check: no %s in the input\n", raw ? "object" : "AdmissionReview");
         worse(r, EXIT_UNREADABLE);
     }
 }
@@ -496,8 +497,9 @@ int jg_cmd_check(int argc, char **argv) {
         goto out;
     }
     if (r.sub && !old_path) {
-        fprintf(stderr, "jobguard check: --subresource %s needs --old: a subresource is only "
-                        "ever UPDATEd\n",
+        fprintf(stderr,
+                "jobguard check: --subresource %s needs --old: a subresource is only "
+                "ever UPDATEd\n",
                 r.sub);
         goto out;
     }

@@ -23,13 +23,14 @@ static const struct command commands[] = {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: jobguard <command> [options]\n\n"
-               "Kubernetes validating admission webhook for the managedBy field of batch workloads:\n"
-               "Job and CronJob (format, length, immutability and the Job status rules of\n"
-               "Kubernetes v1.35, KEP-4368), the batch CRDs (JobSet, TrainJob and the Kubeflow\n"
-               "jobs, MPIJob, KubeRay, AppWrapper, Tekton) and your own target kinds, and a policy:\n"
-               "which controllers may be named where, who may write a delegated object's status,\n"
-               "and per rule deny, warn, audit or off.\n\nCommands:\n");
+    fprintf(f,
+            "Usage: jobguard <command> [options]\n\n"
+            "Kubernetes validating admission webhook for the managedBy field of batch workloads:\n"
+            "Job and CronJob (format, length, immutability and the Job status rules of\n"
+            "Kubernetes v1.35, KEP-4368), the batch CRDs (JobSet, TrainJob and the Kubeflow\n"
+            "jobs, MPIJob, KubeRay, AppWrapper, Tekton) and your own target kinds, and a policy:\n"
+            "which controllers may be named where, who may write a delegated object's status,\n"
+            "and per rule deny, warn, audit or off.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nOptions:\n  --version  print the version\n  --help     this text\n\n"

@@ -298,17 +298,22 @@ int jg_cmd_policy(int argc, char **argv) {
         const char *file = NULL;
         int i = 2;
         for (; i < argc; i++) {
-            if (strcmp(argv[i], "--strict") == 0 && !strict) strict = true;
+            if (strcmp(argv[i], "--strict") == 0 && !strict)
+                strict = true;
             else if (strcmp(argv[i], "--values") == 0 && !values && !file && i + 1 < argc)
                 values = true, file = argv[++i];
-            else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) file = argv[i];
-            else break;
+            else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
+                file = argv[i];
+            else
+                break;
         }
         if (i == argc && file) return cmd_check(file, strict, values);
     }
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "show") == 0)
         return cmd_show(argc == 3 ? argv[2] : NULL);
-    fprintf(stderr, "jobguard policy: expected 'check [--strict] FILE|--values VALUES' or 'show [FILE]'\n\n");
+    fprintf(
+        stderr,
+        "jobguard policy: expected 'check [--strict] FILE|--values VALUES' or 'show [FILE]'\n\n");
     usage(stderr);
     return EXIT_INVALID;
 }

@@ -1,9 +1,9 @@
 /* jobguard scan: which stored objects already break a rule. Every object of a target kind in the
  * input (files, folders, stdin; `kubectl get ... -o json` Lists one item at a time) is checked
  * as a CREATE of what is stored, through the same decoder and rules as the server; the rules that
- * need an old object or the requesting user cannot be checked and are listed as such (docs/scan.md).
- * Text and JSON stream as objects come; PolicyReports keep one compact record per object, never
- * the object. */
+ * need an old object or the requesting user cannot be checked and are listed as such
+ * (docs/scan.md). Text and JSON stream as objects come; PolicyReports keep one compact record per
+ * object, never the object. */
 #include "jobguard/admit.h"
 #include "jobguard/cli.h"
 #include "jobguard/policy.h"
@@ -20,8 +20,8 @@ enum output { OUT_TEXT, OUT_JSON, OUT_POLICYREPORT, OUT_OPENREPORTS };
 /* The rules a CREATE of a stored object exercises; every other one needs the old object (the
  * immutability and status rules) or the user who writes (the status writers). */
 #define CHECKABLE                                                                                  \
-    (BIT(JG_R_MANAGED_BY_FORMAT) | BIT(JG_R_MANAGED_BY_LENGTH) |                                 \
-     BIT(JG_R_TARGET_NESTED_MANAGED_BY) | BIT(JG_R_TARGET_DELEGATION_UNSUPPORTED) |              \
+    (BIT(JG_R_MANAGED_BY_FORMAT) | BIT(JG_R_MANAGED_BY_LENGTH) |                                   \
+     BIT(JG_R_TARGET_NESTED_MANAGED_BY) | BIT(JG_R_TARGET_DELEGATION_UNSUPPORTED) |                \
      BIT(JG_R_POLICY_ALLOWED_CONTROLLERS))
 #define MAX_SKIPPED_KINDS 64 /* kinds counted by name; more are counted together */
 #define MAX_KEPT_ERRORS 1000 /* unreadable documents listed in JSON output; more are counted */
@@ -195,8 +195,8 @@ struct object_ref {
     const char *where;
 };
 
-static void text_row(struct scan *s, const struct object_ref *o, const char *rule,
-                     const char *mode, jg_str message) {
+static void text_row(struct scan *s, const struct object_ref *o, const char *rule, const char *mode,
+                     jg_str message) {
     if (s->first_result) {
         jg_buf_printf(&s->line, "%-14s %-40s %-30s %-5s %s\n", "KIND", "NAMESPACE/NAME", "RULE",
                       "MODE", "MESSAGE");
@@ -238,8 +238,8 @@ static void json_result(struct scan *s, const struct object_ref *o, const char *
 }
 
 /* One broken rule: printed at once (text, JSON) or kept with its object (reports). */
-static void emit(struct scan *s, const struct object_ref *o, struct record *rec, int rule,
-                 int mode, jg_str field, jg_str message) {
+static void emit(struct scan *s, const struct object_ref *o, struct record *rec, int rule, int mode,
+                 jg_str field, jg_str message) {
     const char *id = jg_rules[rule].name, *mname = jg_mode_name((enum jg_mode)mode);
     if (s->out == OUT_TEXT) {
         text_row(s, o, id, mname, message);
@@ -252,9 +252,9 @@ static void emit(struct scan *s, const struct object_ref *o, struct record *rec,
             return;
         }
         rec->results = v;
-        v[rec->n_results++] = (struct result){(unsigned char)rule, (unsigned char)mode,
-                                              dup_str(s, field.p, field.n),
-                                              dup_str(s, message.p, message.n)};
+        v[rec->n_results++] =
+            (struct result){(unsigned char)rule, (unsigned char)mode, dup_str(s, field.p, field.n),
+                            dup_str(s, message.p, message.n)};
     }
 }
 
@@ -376,8 +376,8 @@ static void text_summary(struct scan *s) {
         if (!s->rule_objects[r]) continue;
         if (!header) printf("%-30s %-5s %8s %8s\n", "RULE", "MODE", "OBJECTS", "ERRORS");
         header = true;
-        printf("%-30s %-5s %8zu %8zu\n", jg_rules[r].name,
-               jg_mode_name(jg_rule_mode(&s->cfg, r)), s->rule_objects[r], s->rule_errors[r]);
+        printf("%-30s %-5s %8zu %8zu\n", jg_rules[r].name, jg_mode_name(jg_rule_mode(&s->cfg, r)),
+               s->rule_objects[r], s->rule_errors[r]);
     }
     printf("skipped (not a target kind): %zu", s->skipped);
     for (size_t i = 0; i < s->n_skipped_kinds; i++)
@@ -396,8 +396,9 @@ static void text_summary(struct scan *s) {
 
 static void json_summary(struct scan *s) {
     jg_buf *b = &s->line;
-    jg_buf_printf(b, "%s],\n\"summary\":{\"objects\":%zu,\"passed\":%zu,\"broken\":{\"deny\":%zu,"
-                     "\"warn\":%zu,\"audit\":%zu},\"rules\":[",
+    jg_buf_printf(b,
+                  "%s],\n\"summary\":{\"objects\":%zu,\"passed\":%zu,\"broken\":{\"deny\":%zu,"
+                  "\"warn\":%zu,\"audit\":%zu},\"rules\":[",
                   s->first_result ? "" : "\n", s->objects, s->passed,
                   s->broken_by_mode[JG_MODE_DENY], s->broken_by_mode[JG_MODE_WARN],
                   s->broken_by_mode[JG_MODE_AUDIT]);
@@ -452,8 +453,8 @@ static size_t utf8_cut(const char *s, size_t n, size_t max) {
 }
 
 /* One result, without a separator. */
-static void report_entry(jg_buf *b, const struct record *r, int rule, int mode,
-                         const char *result, const char *field, const char *message) {
+static void report_entry(jg_buf *b, const struct record *r, int rule, int mode, const char *result,
+                         const char *field, const char *message) {
     jg_buf_printf(b, "{\"policy\":\"jobguard\",\"rule\":\"%s\",\"result\":\"%s\",",
                   jg_rules[rule].name, result);
     if (message) {
@@ -524,9 +525,10 @@ static void report_close(struct scan *s, struct report *p, const char *ns, bool 
         jg_buf_puts(b, ",\"namespace\":");
         json_str(b, ns);
     }
-    jg_buf_printf(b, ",\"labels\":{\"app.kubernetes.io/managed-by\":\"jobguard\"}},"
-                     "\"summary\":{\"pass\":%zu,\"fail\":%zu,\"warn\":%zu,\"error\":0,\"skip\":0},"
-                     "\"results\":[",
+    jg_buf_printf(b,
+                  ",\"labels\":{\"app.kubernetes.io/managed-by\":\"jobguard\"}},"
+                  "\"summary\":{\"pass\":%zu,\"fail\":%zu,\"warn\":%zu,\"error\":0,\"skip\":0},"
+                  "\"results\":[",
                   p->pass, p->fail, p->warn);
     jg_buf_put(b, p->body.data ? p->body.data : "", p->body.len);
     jg_buf_puts(b, "]}");
@@ -539,7 +541,7 @@ struct object_results {
     struct {
         size_t end;
         const char *result;
-    } *v;
+    } * v;
     size_t n, cap;
 };
 
@@ -667,20 +669,20 @@ int jg_cmd_scan(int argc, char **argv) {
                 values_path = v;
             } else if (strcmp(a, "--namespace") == 0) {
                 if (strlen(v) > JG_MAX_NAMESPACE_BYTES) {
-                    fprintf(stderr, "jobguard scan: " JG_NAMESPACE_TOO_LONG_FMT "\n",
-                            "--namespace", JG_MAX_NAMESPACE_BYTES, strlen(v));
+                    fprintf(stderr, "jobguard scan: " JG_NAMESPACE_TOO_LONG_FMT "\n", "--namespace",
+                            JG_MAX_NAMESPACE_BYTES, strlen(v));
                     goto out;
                 }
                 s.ns = v;
             } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-                static const char *const names[] = {"text", "json", "policyreport",
-                                                    "openreports"};
+                static const char *const names[] = {"text", "json", "policyreport", "openreports"};
                 size_t k = 0;
                 while (k < 4 && strcmp(v, names[k]) != 0)
                     k++;
                 if (k == 4) {
-                    fprintf(stderr, "jobguard scan: %s: unsupported %s (text, json, policyreport "
-                                    "or openreports)\n",
+                    fprintf(stderr,
+                            "jobguard scan: %s: unsupported %s (text, json, policyreport "
+                            "or openreports)\n",
                             a, v);
                     goto out;
                 }

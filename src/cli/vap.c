@@ -291,7 +291,8 @@ int jg_cmd_vap(int argc, char **argv) {
     }
     for (const char *c = o.prefix; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
-            fprintf(stderr, "jobguard vap: --name-prefix: \"%s\" is not lowercase a-z, 0-9, '-', '.'\n",
+            fprintf(stderr,
+                    "jobguard vap: --name-prefix: \"%s\" is not lowercase a-z, 0-9, '-', '.'\n",
                     o.prefix);
             goto out;
         }
@@ -329,8 +330,8 @@ int jg_cmd_vap(int argc, char **argv) {
     } else if (explain) {
         print_explain(objs, markdown);
     } else if (strcmp(output, "json") == 0) {
-        json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items",
-                                 objs);
+        json_t *list =
+            json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", objs);
         json_dumpf(list, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         json_decref(list);

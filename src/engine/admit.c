@@ -37,9 +37,7 @@ static void describe(struct jg_outcome *o, const struct jg_request *q) {
     copy(o->resource, sizeof o->resource, q->resource);
     copy(o->sub_resource, sizeof o->sub_resource, q->sub_resource);
     const char *op = jg_operation_name(q->operation);
-    const char *kind = q->row                          ? q->row->kind
-                       : q->target == JG_TARGET_CRONJOB ? "CronJob"
-                                                        : "Job";
+    const char *kind = q->row ? q->row->kind : q->target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
     copy(o->operation, sizeof o->operation, (jg_str){op, strlen(op)});
     copy(o->kind, sizeof o->kind, (jg_str){kind, strlen(kind)});
     o->dry_run = q->dry_run;
@@ -83,7 +81,7 @@ static void deny_invalid(const struct jg_request *q, const struct jg_errors *err
 static void deny_forbidden(const struct jg_request *q, const struct jg_errors *errs, size_t i,
                            const jg_buf *notes, jg_buf *response, struct jg_outcome *o) {
     jg_str name = q->object.name.n ? q->object.name : q->name;
-    const char *resource = q->row                          ? q->row->resource
+    const char *resource = q->row                           ? q->row->resource
                            : q->target == JG_TARGET_CRONJOB ? "cronjobs"
                                                             : "jobs";
     const char *group = q->row ? q->row->group : "batch";

@@ -127,10 +127,10 @@ bool jg_glob_compile(struct jg_glob *g, const char *glob, size_t *min_len, size_
     bool star_first = n && g->tokens[0].op == '*', star_last = n && g->tokens[n - 1].op == '*';
     if (chars == n - stars && stars <= 1 && (stars == 0 || star_first || star_last)) {
         /* only characters, around at most one '*' at an end: compared as bytes */
-        g->kind = stars == 0 ? JG_GLOB_LITERAL
-                  : n == 1   ? JG_GLOB_ANY
+        g->kind = stars == 0  ? JG_GLOB_LITERAL
+                  : n == 1    ? JG_GLOB_ANY
                   : star_last ? JG_GLOB_PREFIX
-                             : JG_GLOB_SUFFIX;
+                              : JG_GLOB_SUFFIX;
         const char *first = glob, *last = glob + len;
         while (first < last && *first == '*')
             first++;

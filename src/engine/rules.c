@@ -573,12 +573,10 @@ const struct jg_rule jg_rules[JG_RULE_COUNT] = {
          "docs/rules.md §2.2"),
     SPEC(JG_R_MANAGED_BY_LENGTH, "ALWAYS-ManagedByLength", "spec.managedBy",
          "jobs and cronjobs CREATE/UPDATE, when present; CRD targets as ALWAYS-ManagedByFormat",
-         "Too long: may not be more than 63 bytes",
-         "docs/rules.md §2.3"),
+         "Too long: may not be more than 63 bytes", "docs/rules.md §2.3"),
     SPEC(JG_R_MANAGED_BY_IMMUTABLE, "ALWAYS-ManagedByImmutable", "spec.managedBy",
          "jobs and CRD targets UPDATE (main resource); absent differs from any value",
-         "field is immutable",
-         "docs/rules.md §2.5"),
+         "field is immutable", "docs/rules.md §2.5"),
     STATUS(JG_R_NON_NEGATIVE, "ALWAYS-NonNeg", "status.active|succeeded|failed|ready|terminating",
            "always", "must be greater than or equal to 0", "docs/rules.md §3.2 #1-5", always,
            check_non_negative),
@@ -738,8 +736,8 @@ static void check_managed_by_immutable(const struct jg_job_spec *new_,
                                "field is immutable");
 }
 
-static void validate_status(const struct jg_request *req, const struct jg_config *cfg,
-                            uint64_t on, struct jg_errors *e) {
+static void validate_status(const struct jg_request *req, const struct jg_config *cfg, uint64_t on,
+                            struct jg_errors *e) {
     struct jg_status_ctx c = {
         .old = &req->old_object.status,
         .new_ = &req->object.status,
@@ -949,8 +947,7 @@ static void check_nested(const struct jg_request *req, const struct jg_policy_ta
         if (update && nested_unchanged(&ix, i, v)) continue;
         if (rv[0]) {
             jg_str valid = {rv, strlen(rv)};
-            jg_err_not_supported(e, JG_R_TARGET_NESTED_MANAGED_BY, v->field.p, v->value, &valid,
-                                 1);
+            jg_err_not_supported(e, JG_R_TARGET_NESTED_MANAGED_BY, v->field.p, v->value, &valid, 1);
         } else {
             jg_err_field_forbidden(e, JG_R_TARGET_NESTED_MANAGED_BY, v->field.p, "must not be set");
         }

@@ -149,8 +149,7 @@ static bool has_version(const struct jg_policy_target *t, jg_str version) {
 }
 
 /* by_kind: match `name` against the row's kind, else against its resource. */
-static bool row_matches(const struct jg_policy_target *t, jg_str group, jg_str name,
-                        bool by_kind) {
+static bool row_matches(const struct jg_policy_target *t, jg_str group, jg_str name, bool by_kind) {
     return jg_str_eq_lit(group, t->group) && jg_str_eq_lit(name, by_kind ? t->kind : t->resource);
 }
 

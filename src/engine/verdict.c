@@ -545,8 +545,9 @@ void jg_render_warnings(const struct jg_errors *e, jg_buf *out) {
         jg_buf_putc(out, '\n');
     }
     jg_free(dup);
-    if (left_out) jg_buf_printf(out, "jobguard: %zu more warning%s omitted\n", left_out,
-                                left_out == 1 ? "" : "s");
+    if (left_out)
+        jg_buf_printf(out, "jobguard: %zu more warning%s omitted\n", left_out,
+                      left_out == 1 ? "" : "s");
 }
 
 void jg_put_omitted_note(const struct jg_errors *e, jg_buf *out) {

@@ -86,8 +86,8 @@ static const char *find_quote(const char *p, const char *end) {
     const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\');
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned m = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)));
+        unsigned m =
+            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)));
         if (m) return p + __builtin_ctz(m);
         p += 16;
     }
@@ -101,8 +101,8 @@ static const char *find_quote(const char *p, const char *end) {
 static const char *find_struct(const char *p, const char *end) {
 #if defined(__SSE2__)
     /* '[' 0x5B ']' 0x5D '{' 0x7B '}' 0x7D: with bit 5 cleared, 0x5B or 0x5D. */
-    const __m128i q = _mm_set1_epi8('"'), fold = _mm_set1_epi8((char)0xDF),
-                  o = _mm_set1_epi8('['), c = _mm_set1_epi8(']');
+    const __m128i q = _mm_set1_epi8('"'), fold = _mm_set1_epi8((char)0xDF), o = _mm_set1_epi8('['),
+                  c = _mm_set1_epi8(']');
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i f = _mm_and_si128(v, fold);
@@ -135,7 +135,9 @@ static size_t count_newlines(const char *p, const char *end) {
     return n;
 }
 
-static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+static bool is_ws(char c) {
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
 
 /* ------------------------------------------------------------------ positions */
 
@@ -188,7 +190,8 @@ static size_t keep_from(const jg_reader *r) {
 
 /* Reads the next chunk after dropping what no marker needs. Returns the bytes read, 0 at end of
  * input, -1 on a read error or out of memory (errno set). A value that outgrows
- * JG_READER_MAX_DOC is dropped (`dropped`) and scanning goes on, so that the next one can be read. */
+ * JG_READER_MAX_DOC is dropped (`dropped`) and scanning goes on, so that the next one can be read.
+ */
 static long fill(jg_reader *r) {
     if (r->eof) return 0;
     if (r->obj_start != NONE && r->end - r->obj_start > JG_READER_MAX_DOC) {
@@ -352,7 +355,8 @@ static int member(jg_reader *r, bool *items, bool *named_items, const char **bad
         *bad = "unexpected end of JSON input (the value starting here is not closed)";
         return s < 0 ? -3 : -1;
     }
-    bool is_items = r->pos - r->tok_start == 7 && memcmp(r->buf + r->tok_start, "\"items\"", 7) == 0;
+    bool is_items =
+        r->pos - r->tok_start == 7 && memcmp(r->buf + r->tok_start, "\"items\"", 7) == 0;
     *named_items = is_items;
     r->tok_start = NONE;
     int c = peek(r);
@@ -363,7 +367,8 @@ static int member(jg_reader *r, bool *items, bool *named_items, const char **bad
     r->pos++;
     c = peek(r);
     if (c < 0) {
-        *bad = c == -3 ? NULL : "unexpected end of JSON input (the value starting here is not closed)";
+        *bad =
+            c == -3 ? NULL : "unexpected end of JSON input (the value starting here is not closed)";
         return c == -3 ? -3 : -1;
     }
     if (is_items && c == '[') {
@@ -374,7 +379,8 @@ static int member(jg_reader *r, bool *items, bool *named_items, const char **bad
     *items = false;
     s = skip_value(r);
     if (s <= 0) {
-        *bad = s < 0 ? NULL : "unexpected end of JSON input (the value starting here is not closed)";
+        *bad =
+            s < 0 ? NULL : "unexpected end of JSON input (the value starting here is not closed)";
         return s < 0 ? -3 : -1;
     }
     return 1;
@@ -435,8 +441,10 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
                     if (c == -3) return read_failed(r, err, errlen);
                 }
                 if (c != '"') {
-                    bad = c == -2 ? "unexpected end of JSON input (the value starting here is not closed)"
-                                  : "invalid JSON: expected a member name (a string)";
+                    bad =
+                        c == -2
+                            ? "unexpected end of JSON input (the value starting here is not closed)"
+                            : "invalid JSON: expected a member name (a string)";
                     break;
                 }
                 first = false;
@@ -470,7 +478,9 @@ static int json_next(jg_reader *r, struct jg_doc *d, char *err, size_t errlen) {
         case J_ITEMS:
             c = peek(r);
             if (c == -3) return read_failed(r, err, errlen);
-            if (c == -2) return fail_at(r, r->pos, err, errlen, "unexpected end of JSON input (the List's items are not closed)");
+            if (c == -2)
+                return fail_at(r, r->pos, err, errlen,
+                               "unexpected end of JSON input (the List's items are not closed)");
             if (c == ']') {
                 r->pos++;
                 r->js = J_AFTER_ITEMS;
@@ -661,8 +671,7 @@ static int byname(const struct dirent **a, const struct dirent **b) {
 /* Replaces a folder by its entries (files with a manifest extension, and subfolders), in byte
  * order of their names. An entry that cannot be looked at (no search permission, a dangling
  * symlink, a symlink loop) is kept, so that opening it reports why. */
-static int expand(jg_reader *r, const char *dir, const struct stat *st, char *err,
-                  size_t errlen) {
+static int expand(jg_reader *r, const char *dir, const struct stat *st, char *err, size_t errlen) {
     bool oom = false;
     const char *before = seen_before(r, st->st_dev, st->st_ino, dir, &oom);
     if (oom) {
@@ -672,8 +681,8 @@ static int expand(jg_reader *r, const char *dir, const struct stat *st, char *er
     if (before) {
         if (holds(before, dir))
             snprintf(err, errlen,
-                     "%s: a symbolic link loop (the folder %s, which holds it), not read again", dir,
-                     before);
+                     "%s: a symbolic link loop (the folder %s, which holds it), not read again",
+                     dir, before);
         else
             snprintf(err, errlen, "%s: the same folder as %s, already read; not read again", dir,
                      before);

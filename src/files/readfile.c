@@ -43,7 +43,7 @@ bool jg_read_regular_file(const char *path, size_t max, jg_buf *out, char *err, 
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0 && errno == EWOULDBLOCK) { /* only a lease makes a non-blocking open wait */
         jg_format_cut(err, n, "cannot open %s: another process holds a lease on it (%s)", path,
-                 strerror(errno));
+                      strerror(errno));
         return false;
     }
     if (fd < 0) {

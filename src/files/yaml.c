@@ -174,8 +174,8 @@ struct jg_yaml_stream {
     char *source;
     bool failed; /* libyaml error: the rest of the stream is unreadable */
     bool done;
-    size_t limit; /* the most JSON a document may expand to (aliases included) */
-    bool skip;   /* a conversion error: the rest of this document is skipped */
+    size_t limit;        /* the most JSON a document may expand to (aliases included) */
+    bool skip;           /* a conversion error: the rest of this document is skipped */
     unsigned skip_depth; /* nesting met while skipping (above where the skip began) */
     size_t doc;
     struct arena arena;    /* the document's nodes and texts */
@@ -183,9 +183,9 @@ struct jg_yaml_stream {
     size_t item_anchors;   /* anchors defined before it */
     struct node *stack[MAX_DEPTH + 2];
     size_t depth;
-    struct node *root;             /* a complete document waiting to be yielded, or NULL */
-    const struct node *items;      /* root's items when the List was found after the fact */
-    const struct node *next_item;  /* the next of them to yield */
+    struct node *root;            /* a complete document waiting to be yielded, or NULL */
+    const struct node *items;     /* root's items when the List was found after the fact */
+    const struct node *next_item; /* the next of them to yield */
     long item;
     bool listed; /* the document's List items were streamed (a second "items" is refused) */
     struct anchor *anchors;
@@ -211,8 +211,10 @@ static void end_document(jg_yaml_stream *y) {
 
 static void add_kid(struct node *p, struct node *k) {
     k->next = NULL;
-    if (p->last) p->last->next = k;
-    else p->first = k;
+    if (p->last)
+        p->last->next = k;
+    else
+        p->first = k;
     p->last = k;
     p->n++;
 }
@@ -253,7 +255,8 @@ struct word {
     const char *s;
     size_t n;
 };
-#define W(s) {s, sizeof s - 1}
+#define W(s)                                                                                       \
+    { s, sizeof s - 1 }
 
 static bool in_list(const char *s, size_t n, const struct word *l) {
     for (; l->s; l++)
@@ -261,14 +264,14 @@ static bool in_list(const char *s, size_t n, const struct word *l) {
     return false;
 }
 
-static const struct word yes[] = {W("y"), W("Y"), W("yes"), W("Yes"), W("YES"), W("true"),
-                                  W("True"), W("TRUE"), W("on"), W("On"), W("ON"), {NULL, 0}};
-static const struct word no[] = {W("n"), W("N"), W("no"), W("No"), W("NO"), W("false"),
+static const struct word yes[] = {W("y"),    W("Y"),    W("yes"), W("Yes"), W("YES"), W("true"),
+                                  W("True"), W("TRUE"), W("on"),  W("On"),  W("ON"),  {NULL, 0}};
+static const struct word no[] = {W("n"),     W("N"),     W("no"),  W("No"),  W("NO"),  W("false"),
                                  W("False"), W("FALSE"), W("off"), W("Off"), W("OFF"), {NULL, 0}};
 static const struct word nulls[] = {W(""), W("~"), W("null"), W("Null"), W("NULL"), {NULL, 0}};
 static const struct word nans[] = {W(".nan"), W(".NaN"), W(".NAN"), {NULL, 0}};
-static const struct word pinf[] = {W(".inf"), W(".Inf"), W(".INF"), W("+.inf"), W("+.Inf"),
-                                   W("+.INF"), {NULL, 0}};
+static const struct word pinf[] = {W(".inf"),  W(".Inf"),  W(".INF"), W("+.inf"),
+                                   W("+.Inf"), W("+.INF"), {NULL, 0}};
 static const struct word ninf[] = {W("-.inf"), W("-.Inf"), W("-.INF"), {NULL, 0}};
 #undef W
 
@@ -281,18 +284,26 @@ static bool go_parse_int(const char *s, bool allow_sign, bool *neg, uint64_t *ma
         s++;
     }
     unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s += 2;
-    else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) base = 8, s += 2;
-    else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) base = 2, s += 2;
-    else if (s[0] == '0' && s[1]) base = 8, s += 1;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        base = 16, s += 2;
+    else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
+        base = 8, s += 2;
+    else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+        base = 2, s += 2;
+    else if (s[0] == '0' && s[1])
+        base = 8, s += 1;
     if (!*s) return false;
     uint64_t v = 0;
     for (; *s; s++) {
         unsigned d;
-        if (*s >= '0' && *s <= '9') d = (unsigned)(*s - '0');
-        else if (*s >= 'a' && *s <= 'f') d = (unsigned)(*s - 'a' + 10);
-        else if (*s >= 'A' && *s <= 'F') d = (unsigned)(*s - 'A' + 10);
-        else return false;
+        if (*s >= '0' && *s <= '9')
+            d = (unsigned)(*s - '0');
+        else if (*s >= 'a' && *s <= 'f')
+            d = (unsigned)(*s - 'a' + 10);
+        else if (*s >= 'A' && *s <= 'F')
+            d = (unsigned)(*s - 'A' + 10);
+        else
+            return false;
         if (d >= base) return false;
         if (v > (UINT64_MAX - d) / base) return false;
         v = v * base + d;
@@ -373,7 +384,8 @@ static bool resolve_number(const char *s, size_t n, char c0, struct resolved *r)
     plain[k] = '\0';
     if (c0 == '.') {
         double f;
-        if (yaml_style_float(plain) && parse_float(plain, &f)) *r = (struct resolved){.kind = R_FLOAT, .f = f};
+        if (yaml_style_float(plain) && parse_float(plain, &f))
+            *r = (struct resolved){.kind = R_FLOAT, .f = f};
     } else {
         /* timestamps (YYYY-...) are kept as the text: they never parse as numbers below */
         bool neg;
@@ -401,7 +413,10 @@ static void show_scalar(const char *s, size_t n, char *out, size_t cap) {
     for (size_t i = 0; i < n && i < 200 && o + 5 < cap; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '\n' || c == '\t' || c == '\r')
-            o += (size_t)snprintf(out + o, cap - o, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+            o += (size_t)snprintf(out + o, cap - o, "\\%c",
+                                  c == '\n'   ? 'n'
+                                  : c == '\t' ? 't'
+                                              : 'r');
         else if (c < 0x20 || c == 0x7f)
             o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
         else
@@ -436,8 +451,8 @@ static struct resolved resolve_text(const char *s, size_t n, const char *tag, ch
     }
     if (tag[0] == '\0' || strcmp(tag, "!!str") == 0 || strcmp(tag, "!!binary") == 0) return r;
     /* an explicit tag must agree with what the text resolves to */
-    static const char *const names[] = {"!!str", "!!null", "!!bool", "!!int", "!!int", "!!float",
-                                        "!!merge"};
+    static const char *const names[] = {"!!str", "!!null",  "!!bool", "!!int",
+                                        "!!int", "!!float", "!!merge"};
     const char *got = names[r.kind];
     if (strcmp(tag, got) == 0 || strcmp(tag, "!!timestamp") == 0) return r;
     if (strcmp(tag, "!!float") == 0 && (r.kind == R_INT || r.kind == R_UINT)) {
@@ -452,8 +467,8 @@ static struct resolved resolve_text(const char *s, size_t n, const char *tag, ch
 
 static bool resolvable(const char *tag) {
     return !tag[0] || strcmp(tag, "!!str") == 0 || strcmp(tag, "!!bool") == 0 ||
-           strcmp(tag, "!!int") == 0 || strcmp(tag, "!!float") == 0 ||
-           strcmp(tag, "!!null") == 0 || strcmp(tag, "!!timestamp") == 0;
+           strcmp(tag, "!!int") == 0 || strcmp(tag, "!!float") == 0 || strcmp(tag, "!!null") == 0 ||
+           strcmp(tag, "!!timestamp") == 0;
 }
 
 /* A scalar node as kubectl reads it. A quoted scalar without a tag is a string. */
@@ -513,7 +528,8 @@ static void put_exp(jg_buf *b, const char *d, int nd, int exp10, bool json) {
     }
     int e = exp10 < 0 ? -exp10 : exp10;
     /* strconv writes at least two exponent digits; encoding/json trims e-07 to e-7 */
-    jg_buf_printf(b, "e%c%s%d", exp10 < 0 ? '-' : '+', e < 10 && !(json && exp10 < 0) ? "0" : "", e);
+    jg_buf_printf(b, "e%c%s%d", exp10 < 0 ? '-' : '+', e < 10 && !(json && exp10 < 0) ? "0" : "",
+                  e);
 }
 
 /* encoding/json's float64, as kubectl ends up writing it (-0 reads back as the integer 0). */
@@ -527,8 +543,10 @@ static void put_json_float(jg_buf *b, double f) {
     int nd = shortest(f, false, d, &e);
     if (f < 0) jg_buf_putc(b, '-');
     double a = fabs(f);
-    if (a < 1e-6 || a >= 1e21) put_exp(b, d, nd, e, true);
-    else put_fixed(b, d, nd, e);
+    if (a < 1e-6 || a >= 1e21)
+        put_exp(b, d, nd, e, true);
+    else
+        put_fixed(b, d, nd, e);
 }
 
 /* strconv.FormatFloat(f, 'g', -1, 32): how sigs.k8s.io/yaml names a float map key. */
@@ -540,8 +558,10 @@ static void put_key_float(jg_buf *b, double f) {
     int e;
     int nd = shortest(f, true, d, &e);
     if (f < 0) jg_buf_putc(b, '-');
-    if (e < -4 || e >= 6) put_exp(b, d, nd, e, false);
-    else put_fixed(b, d, nd, e);
+    if (e < -4 || e >= 6)
+        put_exp(b, d, nd, e, false);
+    else
+        put_fixed(b, d, nd, e);
 }
 
 /* ------------------------------------------------------------------ writing JSON */
@@ -580,12 +600,18 @@ static bool b64(const char *s, size_t n, jg_buf *out) {
             continue;
         }
         if (pad) return false;
-        if (c >= 'A' && c <= 'Z') d = c - 'A';
-        else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-        else if (c >= '0' && c <= '9') d = c - '0' + 52;
-        else if (c == '+') d = 62;
-        else if (c == '/') d = 63;
-        else return false;
+        if (c >= 'A' && c <= 'Z')
+            d = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            d = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            d = c - '0' + 52;
+        else if (c == '+')
+            d = 62;
+        else if (c == '/')
+            d = 63;
+        else
+            return false;
         data++;
         v = (v << 6) | (unsigned)d;
         bits += 6;
@@ -596,7 +622,6 @@ static bool b64(const char *s, size_t n, jg_buf *out) {
     }
     return (data + pad) % 4 == 0 && pad <= 2;
 }
-
 
 /* jg_buf_putc and jg_buf_json_string without a call for what fits (the JSON is mostly these). */
 static inline void out_c(jg_buf *b, char c) {
@@ -622,10 +647,10 @@ static size_t plain_run(const char *s, size_t n) {
                   lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'), amp = _mm_set1_epi8('&');
     for (; n - i >= 16; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i bad = _mm_or_si128(
-            _mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, q)),
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, lt)),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, amp))));
+        __m128i bad =
+            _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, q)),
+                         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, lt)),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, amp))));
         unsigned m = (unsigned)_mm_movemask_epi8(bad);
         if (m) return i + (size_t)__builtin_ctz(m);
     }
@@ -711,8 +736,10 @@ static size_t finish_members(jg_yaml_stream *y, size_t base) {
     }
     size_t k = 0;
     for (i = 0; i < n; i++) {
-        if (k > 0 && cmp_key(&m[k - 1], &m[i]) == 0) m[k - 1] = m[i]; /* the last one wins */
-        else m[k++] = m[i];
+        if (k > 0 && cmp_key(&m[k - 1], &m[i]) == 0)
+            m[k - 1] = m[i]; /* the last one wins */
+        else
+            m[k++] = m[i];
     }
     y->nmem = base + k;
     return k;
@@ -744,7 +771,8 @@ static bool merge(struct writer *w, const struct node *v, unsigned depth) {
         while (ok && i-- > 0) {
             const struct node *e = deref(kids[i]);
             if (!e || e->kind != N_MAP)
-                ok = wfail(w, kids[i], "yaml: map merge requires map or sequence of maps as the value");
+                ok = wfail(w, kids[i],
+                           "yaml: map merge requires map or sequence of maps as the value");
             else
                 ok = collect(w, e, depth + 1);
         }
@@ -768,8 +796,9 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
     for (const struct node *kn = map->first; kn && kn->next; kn = kn->next->next) {
         const struct node *k = deref(kn), *v = kn->next;
         if (k->kind != N_SCALAR)
-            return wfail(w, kn, k->kind == N_MAP ? "yaml: invalid map key: a mapping"
-                                                 : "yaml: invalid map key: a sequence");
+            return wfail(w, kn,
+                         k->kind == N_MAP ? "yaml: invalid map key: a mapping"
+                                          : "yaml: invalid map key: a sequence");
         /* the common case first: a plain or quoted key without a tag that is a string */
         if (surely_string(k->s, k->len, k->plain, k->tag) &&
             !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)) {
@@ -779,11 +808,11 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
         char err[300];
         err[0] = '\0';
         /* goyaml.v2's isMerge: a plain "<<" (or one tagged !!merge) */
-        bool is_merge = k->len == 2 && memcmp(k->s, "<<", 2) == 0 &&
-                        ((k->plain && !k->tag) ||
-                         (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
-        struct resolved r = is_merge ? (struct resolved){.kind = R_MERGE}
-                                     : resolve_node(k, err, sizeof err);
+        bool is_merge =
+            k->len == 2 && memcmp(k->s, "<<", 2) == 0 &&
+            ((k->plain && !k->tag) || (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
+        struct resolved r =
+            is_merge ? (struct resolved){.kind = R_MERGE} : resolve_node(k, err, sizeof err);
         jg_buf key = JG_BUF_INIT;
         bool ok;
         switch (r.kind) {
@@ -861,22 +890,22 @@ static bool write_scalar(struct writer *w, const struct node *n) {
     case R_FLOAT:
         if (isnan(r.f)) return wfail(w, n, "json: unsupported value: NaN");
         if (isinf(r.f))
-            return wfail(w, n, r.f > 0 ? "json: unsupported value: +Inf"
-                                       : "json: unsupported value: -Inf");
+            return wfail(
+                w, n, r.f > 0 ? "json: unsupported value: +Inf" : "json: unsupported value: -Inf");
         put_json_float(w->out, r.f);
         return true;
     }
     return true;
 }
 
-
 static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
     if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
     if (w->out->len > w->y->limit) {
         char msg[200];
-        snprintf(msg, sizeof msg,
-                 "document larger than the %zu MiB limit as JSON (aliases expand to more than that?)",
-                 w->y->limit >> 20);
+        snprintf(
+            msg, sizeof msg,
+            "document larger than the %zu MiB limit as JSON (aliases expand to more than that?)",
+            w->y->limit >> 20);
         return wfail(w, n, msg);
     }
     if (n->kind == N_ALIAS) {
@@ -1073,13 +1102,15 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                      col = (unsigned)y->parser.problem_mark.column + 1;
             char what[400];
             if (y->parser.error == YAML_READER_ERROR || y->parser.error == YAML_MEMORY_ERROR)
-                snprintf(what, sizeof what, "%s", y->parser.problem ? y->parser.problem : "read error");
+                snprintf(what, sizeof what, "%s",
+                         y->parser.problem ? y->parser.problem : "read error");
             else if (y->parser.context)
                 snprintf(what, sizeof what, "%s (%s at line %u, column %u)", y->parser.problem,
                          y->parser.context, (unsigned)y->parser.context_mark.line + 1,
                          (unsigned)y->parser.context_mark.column + 1);
             else
-                snprintf(what, sizeof what, "%s", y->parser.problem ? y->parser.problem : "syntax error");
+                snprintf(what, sizeof what, "%s",
+                         y->parser.problem ? y->parser.problem : "syntax error");
             end_document(y);
             return yerr(y, line, col, what, err, errlen);
         }
@@ -1137,7 +1168,8 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             n->len = e.data.scalar.length;
             n->plain = e.data.scalar.plain_implicit;
             n->tag = keep_text(y, e.data.scalar.tag, &oom);
-            if (!n->s || oom || (e.data.scalar.anchor && !add_anchor(y, (const char *)e.data.scalar.anchor, n)))
+            if (!n->s || oom ||
+                (e.data.scalar.anchor && !add_anchor(y, (const char *)e.data.scalar.anchor, n)))
                 oom = true;
             break;
         case YAML_SEQUENCE_START_EVENT:
@@ -1163,9 +1195,10 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
                     oom = true;
                     break;
                 }
-                const yaml_char_t *anchor = seq ? e.data.sequence_start.anchor
-                                                : e.data.mapping_start.anchor;
-                c->tag = keep_text(y, seq ? e.data.sequence_start.tag : e.data.mapping_start.tag, &oom);
+                const yaml_char_t *anchor =
+                    seq ? e.data.sequence_start.anchor : e.data.mapping_start.anchor;
+                c->tag =
+                    keep_text(y, seq ? e.data.sequence_start.tag : e.data.mapping_start.tag, &oom);
                 /* the List's items, straight under a top-level mapping's "items" key */
                 if (seq && y->depth == 1 && y->stack[0]->kind == N_MAP && y->stack[0]->n % 2 == 1 &&
                     is_items_key(deref(y->stack[0]->last)) && !anchor)
@@ -1257,15 +1290,17 @@ char *jg_yaml_to_json(const char *text, size_t n, const char *source, size_t max
         snprintf(err, errlen, "%s: no document (the file is empty or holds only comments)", source);
     } else if (s > 0) {
         if (d.item >= 0) {
-            snprintf(err, errlen, "%s:%u: a List (a top-level \"items\" sequence), expected one object",
-                     source, d.line);
+            snprintf(err, errlen,
+                     "%s:%u: a List (a top-level \"items\" sequence), expected one object", source,
+                     d.line);
         } else {
             unsigned line = d.line;
             jg_buf keep = JG_BUF_INIT;
             jg_buf_put(&keep, d.json, d.len);
             s = jg_yaml_stream_next(y, &out, &d, err, errlen);
             if (s > 0)
-                snprintf(err, errlen, "%s:%u: a second document (only one is read; the first is at line %u)",
+                snprintf(err, errlen,
+                         "%s:%u: a second document (only one is read; the first is at line %u)",
                          source, d.line, line);
             else if (s == 0 && !keep.oom) {
                 res = keep.data ? keep.data : strdup("");

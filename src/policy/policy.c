@@ -411,8 +411,8 @@ static bool read_list_keys(struct ctx *c, const json_t *arr, const char *path, c
         size_t len = json_string_length(e);
         if (len > MAX_LABEL)
             return fail(c, p, "is %zu bytes long, more than the limit of %d", len, MAX_LABEL);
-        bool name = len == 0 || (k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') ||
-                    k[0] == '_';
+        bool name =
+            len == 0 || (k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_';
         for (size_t j = 1; name && j < len; j++)
             name = (k[j] >= 'A' && k[j] <= 'Z') || (k[j] >= 'a' && k[j] <= 'z') ||
                    (k[j] >= '0' && k[j] <= '9') || k[j] == '_' || k[j] == '-';
@@ -791,7 +791,8 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
         return NULL;
     }
     size_t at = 0;
-    while (at < len && (json[at] == ' ' || json[at] == '\n' || json[at] == '\t' || json[at] == '\r'))
+    while (at < len &&
+           (json[at] == ' ' || json[at] == '\n' || json[at] == '\t' || json[at] == '\r'))
         at++;
     if (yaml && at < len && json[at] != '{' && json[at] != '[') {
         /* YAML (the form the chart's values hold): converted as kubectl converts it, then read as

@@ -36,13 +36,13 @@ static void explain(struct gen *g, int rule, const char *vap, const char *how) {
     if (!g->explain) return;
     unsigned m = g->cfg->mode[rule];
     if (m >= JG_MODE_COUNT) m = JG_MODE_DENY;
-    if (!vap) vap = (g->cfg->disabled >> rule & 1) || m == JG_MODE_OFF ? "no (mode off)" : actions[m];
+    if (!vap)
+        vap = (g->cfg->disabled >> rule & 1) || m == JG_MODE_OFF ? "no (mode off)" : actions[m];
     char target[300];
     snprintf(target, sizeof target, "%s%s%s", g->t->kind, g->by_version ? " " : "",
              g->by_version ? g->t->versions.v[0] : "");
-    json_array_append_new(g->explain, json_pack("{s:s, s:s, s:s, s:s}", "rule",
-                                                jg_rules[rule].name, "target", target, "vap", vap,
-                                                "how", how));
+    json_array_append_new(g->explain, json_pack("{s:s, s:s, s:s, s:s}", "rule", jg_rules[rule].name,
+                                                "target", target, "vap", vap, "how", how));
 }
 
 /* A CEL single-quoted string literal. */
@@ -85,9 +85,9 @@ static bool fail(struct gen *g, const char *what, const char *path) {
 }
 
 static const char *const cel_reserved[] = {
-    "true",    "false",   "null", "in",     "as",   "break",     "const",  "continue", "else",
-    "for",     "function", "if",  "import", "let",  "loop",      "package", "namespace", "return",
-    "var",     "void",    "while"};
+    "true",     "false",   "null",      "in",       "as",  "break",  "const",
+    "continue", "else",    "for",       "function", "if",  "import", "let",
+    "loop",     "package", "namespace", "return",   "var", "void",   "while"};
 
 /* A dotted path's fields must be CEL identifiers that need no escaping. */
 static bool path_ok(const char *path) {
@@ -338,16 +338,16 @@ static bool glob_re(jg_buf *b, const char *gl) {
     return true;
 }
 
-
 /* Format and length (docs/rules.md §2.2, §2.3) at `field` when `gate` holds and a value is set. */
 static void format_rules(struct gen *g, struct vals *vs, const char *field, const char *gate) {
     bool always = strcmp(gate, "true") == 0;
     explain(g, JG_R_MANAGED_BY_FORMAT, NULL,
-            always ? "every CREATE and UPDATE: not empty; RE2 `matches` on the whole value, its host "
-                     "and its path (split at the first `/`); host `size(bytes(…)) <= 253`"
-                   : "CREATE, and UPDATE when the value changed (absent ≠ any value): not empty; RE2 "
-                     "`matches` on the whole value, its host and its path (split at the first `/`); "
-                     "host `size(bytes(…)) <= 253`");
+            always
+                ? "every CREATE and UPDATE: not empty; RE2 `matches` on the whole value, its host "
+                  "and its path (split at the first `/`); host `size(bytes(…)) <= 253`"
+                : "CREATE, and UPDATE when the value changed (absent ≠ any value): not empty; RE2 "
+                  "`matches` on the whole value, its host and its path (split at the first `/`); "
+                  "host `size(bytes(…)) <= 253`");
     explain(g, JG_R_MANAGED_BY_LENGTH, NULL,
             always ? "every CREATE and UPDATE: `size(bytes(…)) <= 63`"
                    : "CREATE, and UPDATE when the value changed: `size(bytes(…)) <= 63`");
@@ -474,9 +474,10 @@ static void nested_rules(struct gen *g, struct vals *vs, const struct jg_policy_
             keyed = nd->list_keys.v[k][0] != '\0';
         bool by_index = stars && !keyed;
         explain(g, JG_R_TARGET_NESTED_MANAGED_BY, by_index ? "CREATE only" : NULL,
-                by_index ? "a `[*]` list matched by index (no listKey): standard CEL has no element "
-                           "index to pair a copy with the stored one, so UPDATEs stay with the "
-                           "webhook"
+                by_index
+                    ? "a `[*]` list matched by index (no listKey): standard CEL has no element "
+                      "index to pair a copy with the stored one, so UPDATEs stay with the "
+                      "webhook"
                 : stars ? "every copy absent, the nested reserved value, or (UPDATE) unchanged: "
                           "`all()` over each `[*]` list; a copy of a keyed list is unchanged when "
                           "the stored list `exists()` with the same keys and value"
@@ -1108,7 +1109,8 @@ static bool row(struct gen *g, const struct jg_policy_target *t, bool by_version
         if (g->o->job_rules && job) immutable_rule(g, &vs, field);
         static const char native[] = "the API server checks batch/v1 Job and CronJob itself from "
                                      "1.32; `--job-rules` or a version below 1.32 emits the rule";
-        for (int r = JG_R_MANAGED_BY_FORMAT; !g->o->job_rules && r <= JG_R_MANAGED_BY_IMMUTABLE; r++)
+        for (int r = JG_R_MANAGED_BY_FORMAT; !g->o->job_rules && r <= JG_R_MANAGED_BY_IMMUTABLE;
+             r++)
             if (job || r != JG_R_MANAGED_BY_IMMUTABLE) explain(g, r, "no (API server)", native);
     } else {
         if (t->check_format) format_rules(g, &vs, field, "variables.changed");
@@ -1132,8 +1134,8 @@ static bool shared_resource(const struct jg_policy_target *const *rows, size_t n
 
 static json_t *build(const struct jg_config *cfg, const struct jg_vap_options *o, json_t *ex,
                      char *err, size_t errcap) {
-    struct gen g = {.cfg = cfg, .o = o, .out = json_array(), .err = err, .errcap = errcap,
-                    .explain = ex};
+    struct gen g = {
+        .cfg = cfg, .o = o, .out = json_array(), .err = err, .errcap = errcap, .explain = ex};
     const struct jg_policy *p = cfg->policy;
     size_t cap = jg_builtin_target_count + (p ? p->n_targets : 0), n = 0;
     const struct jg_policy_target **rows = malloc(cap * sizeof *rows);
@@ -1173,8 +1175,7 @@ static void list_add(json_t *o, const char *key, const char *s) {
     }
     size_t n = strlen(s);
     for (const char *q = cur; (q = strstr(q, s)) != NULL; q += n)
-        if ((q == cur || q[-1] == ' ') && (q[n] == '\0' || q[n] == ','))
-            return;
+        if ((q == cur || q[-1] == ' ') && (q[n] == '\0' || q[n] == ',')) return;
     jg_buf b = JG_BUF_INIT;
     jg_buf_printf(&b, "%s, %s", cur, s);
     json_object_set_new(o, key, json_string(b.data));
@@ -1220,8 +1221,8 @@ json_t *jg_vap_explain(const struct jg_config *cfg, const struct jg_vap_options 
         size_t i;
         json_t *e;
         bool seen = false;
-        json_array_foreach(ex, i, e) seen |= strcmp(json_string_value(json_object_get(e, "rule")),
-                                                    jg_rules[r].name) == 0;
+        json_array_foreach(ex, i, e) seen |=
+            strcmp(json_string_value(json_object_get(e, "rule")), jg_rules[r].name) == 0;
         if (!seen)
             json_array_append_new(
                 ex, json_pack("{s:s, s:s, s:s, s:s}", "rule", jg_rules[r].name, "target", "Job",

@@ -1,10 +1,10 @@
 /* log: JSON or text lines on one fd, one write(2) per line. */
 #include "jobguard/server/log.h"
 
+#include "../engine/utf8.h"
 #include "jobguard/admit.h"
 #include "jobguard/rules.h"
 #include "jobguard/verdict.h"
-#include "../engine/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -49,7 +49,7 @@ static const unsigned http_codes[] = {200, 400, 403, 404, 405, 411, 413, 414, 43
 /* The series one decided review moves, updated and read under admission_lock. */
 struct admission_series {
     uint64_t requests[N_RES][N_SUB][N_OP][N_VERDICT][2]; /* last: dry_run */
-    uint64_t bucket[N_BUCKETS + 1]; /* last = +Inf only */
+    uint64_t bucket[N_BUCKETS + 1];                      /* last = +Inf only */
     uint64_t duration_count;
     uint64_t duration_sum_ns;
     uint64_t rule[JG_RULE_COUNT][N_KIND][N_MODE][2]; /* last: dry_run */

@@ -42,8 +42,10 @@ size_t jg_pages_release_library(const char *name) {
             continue;
         }
         size_t kib;
-        if (sscanf(line, "Rss: %zu kB", &kib) == 1) cur.rss_kib = kib;
-        else if (sscanf(line, "Anonymous: %zu kB", &kib) == 1) cur.anon_kib = kib;
+        if (sscanf(line, "Rss: %zu kB", &kib) == 1)
+            cur.rss_kib = kib;
+        else if (sscanf(line, "Anonymous: %zu kB", &kib) == 1)
+            cur.anon_kib = kib;
     }
     if (cur.match && n < MAX_SPANS) spans[n++] = cur;
     fclose(f);

@@ -1,8 +1,8 @@
 /* jobguard serve: flags (and JOBGUARD_* environment variables) -> configuration -> run. */
 #include <ctype.h>
 #include <errno.h>
-#include <sched.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,9 +436,8 @@ int jg_cmd_serve(int argc, char **argv) {
                     "set --memory-budget (docs/memory.md)\n",
                     (unsigned long long)cg.memory_bytes, cg.memory_file,
                     (unsigned long long)JG_BUDGET_MIN,
-                    (unsigned long long)jg_budget_limit_for(JG_BUDGET_MIN,
-                                                            (unsigned)num[F_MAX_CONN],
-                                                            (size_t)num[F_CONN_MEM]),
+                    (unsigned long long)jg_budget_limit_for(
+                        JG_BUDGET_MIN, (unsigned)num[F_MAX_CONN], (size_t)num[F_CONN_MEM]),
                     num[F_MAX_CONN], num[F_CONN_MEM]);
         return 2;
     }

@@ -39,7 +39,7 @@ struct pair {
 static struct jg_tls_settings g_set;
 static _Atomic(struct pair *) g_current;
 static struct pair *g_retired; /* watcher thread only (and cleanup) */
-static unsigned g_pair_reads; /* load_pair calls (the watcher's, and start-up's) */
+static unsigned g_pair_reads;  /* load_pair calls (the watcher's, and start-up's) */
 static struct jg_file_sig g_sig[2];
 static unsigned char g_failed_digest[32];
 static bool g_have_failed;
@@ -598,7 +598,8 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
     struct jg_file_sig s[2] = {jg_file_sig_of(g_set.cert_file), jg_file_sig_of(g_set.key_file)};
     /* a pair refused as not valid yet, whose notBefore (second T: valid from T + 1) has passed */
     bool due = g_retry_at != 0 && (int64_t)time(NULL) > g_retry_at;
-    if (!force && !g_retry && !due && jg_file_sig_eq(&s[0], &g_sig[0]) && jg_file_sig_eq(&s[1], &g_sig[1]))
+    if (!force && !g_retry && !due && jg_file_sig_eq(&s[0], &g_sig[0]) &&
+        jg_file_sig_eq(&s[1], &g_sig[1]))
         return JG_TLS_UNCHANGED;
     if (due) {
         char when[32];

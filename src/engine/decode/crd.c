@@ -26,7 +26,7 @@ struct cursor {
 struct crd_walk {
     const struct jg_policy_target *row;
     struct jg_job *job;
-    const char *what; /* "request.object" */
+    const char *what;          /* "request.object" */
     char field[CRD_FIELD_MAX]; /* the path of the current level, with element indexes */
     size_t field_len;
     /* Rows whose nested paths key a list (by_key): the match of the current level (view.h: one
@@ -285,7 +285,7 @@ static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct 
             TRY(rd_str(sc, w->what, "kind", &kind));
             if (kind.set && !jg_str_eq_lit(kind.s, w->row->kind))
                 return scan_fail(sc->err, "%s.kind: expected \"%s\", got \"%.*s\"", w->what,
-                            w->row->kind, (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
+                                 w->row->kind, (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
         } else {
             TRY(scan_skip(sc));
         }
@@ -294,7 +294,7 @@ static status_t crd_object(struct scanner *sc, struct crd_walk *w, const struct 
 
 /* One object of a CRD target at the cursor (an object, checked by the caller). */
 status_t rd_crd(struct scanner *sc, const char *what, const struct jg_policy_target *row,
-                       struct jg_job *job) {
+                struct jg_job *job) {
     struct crd_walk *w = jg_malloc(sizeof *w);
     if (!w) return scan_oom(sc->err);
     memset(w, 0, sizeof *w);

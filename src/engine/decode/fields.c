@@ -40,8 +40,7 @@ const char *rd_type_name(struct scanner *sc) {
     }
 }
 
-status_t rd_wrong_type(struct scanner *sc, const char *path, const char *key,
-                           const char *want) {
+status_t rd_wrong_type(struct scanner *sc, const char *path, const char *key, const char *want) {
     return scan_fail(sc->err, "%s.%s: must be %s, got %s", path, key, want, rd_type_name(sc));
 }
 
@@ -70,7 +69,7 @@ status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg_opt_i3
     }
     if (k == NUM_BIG_INT || v < INT32_MIN || v > INT32_MAX)
         return scan_fail(sc->err, "%s.%s: %.*s is outside the int32 range", path, key,
-                    (int)(sc->p - s > 40 ? 40 : sc->p - s), s);
+                         (int)(sc->p - s > 40 ? 40 : sc->p - s), s);
     out->set = true;
     out->v = (int32_t)v;
     return JG_DECODE_OK;
@@ -94,15 +93,16 @@ status_t rd_time(struct scanner *sc, const char *path, const char *key, jg_time 
     jg_str s;
     TRY(scan_string(sc, &s));
     if (!jg_parse_rfc3339(s.p, s.n, &out->sec, &out->nsec))
-        return scan_fail(sc->err, "%s.%s: %.*s%s is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)",
-                    path, key, (int)(s.n > 64 ? 64 : s.n), s.p, s.n > 64 ? "..." : "");
+        return scan_fail(sc->err,
+                         "%s.%s: %.*s%s is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path,
+                         key, (int)(s.n > 64 ? 64 : s.n), s.p, s.n > 64 ? "..." : "");
     out->set = true;
     return JG_DECODE_OK;
 }
 
 /* Opens an object member: *present=false for null. */
 status_t rd_object(struct scanner *sc, const char *path, const char *key, struct agg *a,
-                          bool *present) {
+                   bool *present) {
     *present = false;
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '{') return rd_wrong_type(sc, path, key, "an object");
@@ -141,7 +141,7 @@ static int known(struct scanner *sc, jg_str key, const char *const *names, int n
 /* Walks the members of the object just opened, calling `member(ctx, index)` for known keys and
  * skipping the rest. */
 status_t rd_members(struct scanner *sc, struct agg *a, const char *const *names, int n,
-                        member_fn fn, void *ctx) {
+                    member_fn fn, void *ctx) {
     uint32_t seen = 0;
     for (;;) {
         jg_str key;
@@ -173,7 +173,7 @@ static status_t rd_str_list_items(struct scanner *sc, const char *path, const ch
         if (!is_null(sc)) { /* Go decodes null into a string element as "" */
             if (*sc->p != '"')
                 return scan_fail(sc->err, "%s.%s[%zu]: must be a string, got %s", path, key, out->n,
-                            rd_type_name(sc));
+                                 rd_type_name(sc));
             TRY(scan_string(sc, &v));
         }
         if (out->n == *cap) {
@@ -186,8 +186,7 @@ static status_t rd_str_list_items(struct scanner *sc, const char *path, const ch
     }
 }
 
-status_t rd_str_list(struct scanner *sc, const char *path, const char *key,
-                            jg_str_list *out) {
+status_t rd_str_list(struct scanner *sc, const char *path, const char *key, jg_str_list *out) {
     *out = (jg_str_list){0};
     if (is_null(sc)) return JG_DECODE_OK;
     if (*sc->p != '[') return rd_wrong_type(sc, path, key, "an array of strings");

@@ -17,9 +17,9 @@
  * Non-ASCII or any other byte outside strings is part of a literal or number and fails there. */
 #include "index.h"
 
+#include "../utf8.h"
 #include "jobguard/alloc.h"
 #include "jobguard/decode.h"
-#include "../utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +57,17 @@ enum scan_level scan_level_default(void) {
     if (v >= 0) return (enum scan_level)v;
     enum scan_level want = SCAN_AVX2;
     const char *e = getenv("JOBGUARD_SCANNER");
-    __atomic_store_n(&forced, e && (!strcmp(e, "scalar") || !strcmp(e, "portable") ||
-                                    !strcmp(e, "sse2") || !strcmp(e, "avx2")),
+    __atomic_store_n(&forced,
+                     e && (!strcmp(e, "scalar") || !strcmp(e, "portable") || !strcmp(e, "sse2") ||
+                           !strcmp(e, "avx2")),
                      __ATOMIC_RELAXED);
     if (e) {
-        if (!strcmp(e, "scalar")) want = SCAN_SCALAR;
-        else if (!strcmp(e, "portable")) want = SCAN_PORTABLE;
-        else if (!strcmp(e, "sse2")) want = SCAN_SSE2;
+        if (!strcmp(e, "scalar"))
+            want = SCAN_SCALAR;
+        else if (!strcmp(e, "portable"))
+            want = SCAN_PORTABLE;
+        else if (!strcmp(e, "sse2"))
+            want = SCAN_SSE2;
     }
     want = scan_level_supported(want);
     __atomic_store_n(&cached, (int)want, __ATOMIC_RELAXED);
@@ -73,7 +77,7 @@ enum scan_level scan_level_default(void) {
 enum scan_level scan_level_for(size_t len) {
     enum scan_level l = scan_level_default();
     return len < SCAN_INDEX_MIN_BYTES && !__atomic_load_n(&forced, __ATOMIC_RELAXED) ? SCAN_SCALAR
-                                                                                      : l;
+                                                                                     : l;
 }
 
 /* ---- bits ---- */
@@ -143,8 +147,9 @@ enum {
 enum { K_QUOTE, K_COLON, K_COMMA, K_SCALAR, K_OBJ, K_ARR, K_CLOSE_OBJ, K_CLOSE_ARR };
 
 static unsigned char kind_of[256] = {
-    ['"'] = K_QUOTE, [':'] = K_COLON, [','] = K_COMMA, ['{'] = K_OBJ, ['['] = K_ARR,
-    ['}'] = K_CLOSE_OBJ, [']'] = K_CLOSE_ARR, /* every other byte: K_SCALAR (3) set below */
+    ['"'] = K_QUOTE, [':'] = K_COLON,     [','] = K_COMMA,     ['{'] = K_OBJ,
+    ['['] = K_ARR,   ['}'] = K_CLOSE_OBJ, [']'] = K_CLOSE_ARR, /* every other byte: K_SCALAR (3) set
+                                                                  below */
 };
 
 #define V3(after) after, S_ERR, S_ERR, after, after, after, S_ERR, S_ERR /* a value's row */
@@ -168,7 +173,7 @@ static const unsigned char next_state[10][8] = {
 struct grammar {
     unsigned state;
     int depth;
-    size_t u_done; /* position of the 'u' of a low surrogate already checked with its pair */
+    size_t u_done;    /* position of the 'u' of a low surrogate already checked with its pair */
     size_t high_from; /* the first block with a byte >= 0x80 (SIZE_MAX: none) */
     uint32_t stack[JG_MAX_JSON_DEPTH + 1]; /* open index << 4 | the state after the value */
 };
@@ -197,7 +202,14 @@ static bool check_escapes(struct grammar *g, const struct sindex *ix, uint64_t e
         esc &= esc - 1;
         if (pos >= len) return false;
         switch (b[pos]) {
-        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
             continue;
         case 'u':
             break;
@@ -263,8 +275,17 @@ static const unsigned char *scalar_end(const unsigned char *p, const unsigned ch
  * (then the grammar refuses the two values in a row). */
 static inline bool ends_scalar(unsigned char c) {
     switch (c) {
-    case ' ': case '\t': case '\n': case '\r': case ',': case ':': case '[': case ']':
-    case '{': case '}': case '"':
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\r':
+    case ',':
+    case ':':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '"':
         return true;
     default:
         return false;
@@ -283,7 +304,6 @@ static bool grow(struct sindex *ix) {
     ix->cap_open = cap;
     return true;
 }
-
 
 /* The grammar's table, by state and byte: trans[state << 8 | byte]. An entry below T_SLOW is
  * the next state << 8 (a quote, colon or comma: most positions). Above: T_SCALAR | the state after
@@ -322,12 +342,18 @@ static void init_classes(void) {
     for (unsigned st = 0; st < 10; st++)
         for (unsigned c = 0; c < 256; c++) {
             unsigned k = kind_of[c], nx = next_state[st][k], v;
-            if (nx == S_ERR) v = T_ERR;
-            else if (k < K_SCALAR) v = nx << 8;
-            else if (k == K_SCALAR) v = T_SCALAR | nx;
-            else if (k == K_OBJ) v = T_OPEN | S_KEY_OR_CLOSE << 4 | nx;
-            else if (k == K_ARR) v = T_OPEN | S_VARR_OR_CLOSE << 4 | nx;
-            else v = T_CLOSE;
+            if (nx == S_ERR)
+                v = T_ERR;
+            else if (k < K_SCALAR)
+                v = nx << 8;
+            else if (k == K_SCALAR)
+                v = T_SCALAR | nx;
+            else if (k == K_OBJ)
+                v = T_OPEN | S_KEY_OR_CLOSE << 4 | nx;
+            else if (k == K_ARR)
+                v = T_OPEN | S_VARR_OR_CLOSE << 4 | nx;
+            else
+                v = T_CLOSE;
             trans[st << 8 | c] = (uint16_t)v;
         }
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
@@ -357,8 +383,8 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                   ctrl = _mm_set1_epi8(0x1f), sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'),
                   nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), lower = _mm_set1_epi8(0x20),
-                  open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
-                  colon = _mm_set1_epi8(':'), comma = _mm_set1_epi8(',');
+                  open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), colon = _mm_set1_epi8(':'),
+                  comma = _mm_set1_epi8(',');
     *m = (struct blockbits){0};
     __m128i all = _mm_setzero_si128();
     for (int k = 0; k < 4; k++) {
@@ -375,9 +401,9 @@ static inline void classify_sse2(const unsigned char *p, struct blockbits *m) {
         m->bslash |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) << sh;
         m->ws |= (uint64_t)(unsigned)_mm_movemask_epi8(ws) << sh;
         m->op |= (uint64_t)(unsigned)_mm_movemask_epi8(op) << sh;
-        m->ctrl |= (uint64_t)(unsigned)_mm_movemask_epi8(
-                       _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl))
-                   << sh;
+        m->ctrl |=
+            (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl))
+            << sh;
     }
     m->high = _mm_movemask_epi8(all) != 0;
 }
@@ -394,13 +420,15 @@ AVX2 static inline uint64_t mask64(__m256i lo, __m256i hi) {
  * itself, structural when the entry equals the byte with bit 5 set ('[' -> '{', ']' -> '}'). The
  * other entries match no byte with that low nibble; the few control bytes that pass for
  * structural this way (0x0c, 0x1a) fail as literals outside strings and as controls inside. */
-static const uint8_t ws_table[16] = {' ', 100, 100, 100, 17, 100, 113, 2, 100, '\t', '\n', 112, 100,
-                                     '\r', 100, 100};
+static const uint8_t ws_table[16] = {' ', 100,  100,  100, 17,  100,  113, 2,
+                                     100, '\t', '\n', 112, 100, '\r', 100, 100};
 static const uint8_t op_table[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ':', '{', ',', '}', 0, 0};
 
 AVX2 static inline void classify_avx2(const unsigned char *p, struct blockbits *m) {
-    const __m256i wst = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ws_table)),
-                  opt = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)op_table));
+    const __m256i wst = _mm256_broadcastsi128_si256(
+                      _mm_loadu_si128((const __m128i *)(const void *)ws_table)),
+                  opt = _mm256_broadcastsi128_si256(
+                      _mm_loadu_si128((const __m128i *)(const void *)op_table));
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'),
                   ctrl = _mm256_set1_epi8(0x1f), lower = _mm256_set1_epi8(0x20);
     __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p),
@@ -500,7 +528,8 @@ static bool utf8_portable(const unsigned char *p, const unsigned char *end) {
 #if HAVE_X86
 static bool utf8_sse2(const unsigned char *p, const unsigned char *end) {
     while (end - p >= 16) {
-        unsigned hi = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
+        unsigned hi =
+            (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
         if (!hi) {
             p += 16;
             continue;
@@ -517,38 +546,73 @@ static bool utf8_sse2(const unsigned char *p, const unsigned char *end) {
  * must be a continuation, which the pairs alone cannot see: checked against the bytes two and
  * three back. */
 enum {
-    TOO_SHORT = 1 << 0, TOO_LONG = 1 << 1, OVERLONG_3 = 1 << 2, TOO_LARGE = 1 << 3,
-    SURROGATE = 1 << 4, OVERLONG_2 = 1 << 5, TOO_LARGE_1000 = 1 << 6, OVERLONG_4 = 1 << 6,
-    TWO_CONTS = 1 << 7, CARRY = TOO_SHORT | TOO_LONG | TWO_CONTS
+    TOO_SHORT = 1 << 0,
+    TOO_LONG = 1 << 1,
+    OVERLONG_3 = 1 << 2,
+    TOO_LARGE = 1 << 3,
+    SURROGATE = 1 << 4,
+    OVERLONG_2 = 1 << 5,
+    TOO_LARGE_1000 = 1 << 6,
+    OVERLONG_4 = 1 << 6,
+    TWO_CONTS = 1 << 7,
+    CARRY = TOO_SHORT | TOO_LONG | TWO_CONTS
 };
 
 /* indexed by the high nibble of the previous byte */
-static const uint8_t utf8_b1_high[16] = {
-    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, /* ASCII */
-    TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS, /* continuation */
-    TOO_SHORT | OVERLONG_2, TOO_SHORT,          /* two-byte lead */
-    TOO_SHORT | OVERLONG_3 | SURROGATE,         /* three-byte lead */
-    TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4};
+static const uint8_t utf8_b1_high[16] = {TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG,
+                                         TOO_LONG, /* ASCII */
+                                         TWO_CONTS,
+                                         TWO_CONTS,
+                                         TWO_CONTS,
+                                         TWO_CONTS, /* continuation */
+                                         TOO_SHORT | OVERLONG_2,
+                                         TOO_SHORT,                          /* two-byte lead */
+                                         TOO_SHORT | OVERLONG_3 | SURROGATE, /* three-byte lead */
+                                         TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4};
 /* indexed by the low nibble of the previous byte */
-static const uint8_t utf8_b1_low[16] = {
-    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
-    CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-    CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000,
-    CARRY | TOO_LARGE | TOO_LARGE_1000};
+static const uint8_t utf8_b1_low[16] = {CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4,
+                                        CARRY | OVERLONG_2,
+                                        CARRY,
+                                        CARRY,
+                                        CARRY | TOO_LARGE,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000,
+                                        CARRY | TOO_LARGE | TOO_LARGE_1000};
 /* indexed by the high nibble of the current byte */
-static const uint8_t utf8_b2_high[16] = {
-    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
-    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT};
+static const uint8_t utf8_b2_high[16] = {TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 |
+                                             TOO_LARGE_1000 | OVERLONG_4,
+                                         TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
+                                         TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+                                         TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT,
+                                         TOO_SHORT};
 /* the last three bytes of a chunk that still need continuations are above these */
 static const uint8_t utf8_max_tail[32] = {
-    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,      255,      255,
     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0xF0 - 1, 0xE0 - 1, 0xC0 - 1};
 
 AVX2 static inline __m256i table16(const uint8_t t[16]) {
@@ -573,8 +637,7 @@ AVX2 static bool utf8_avx2(const unsigned char *p, const unsigned char *end) {
     /* the last three bytes of a chunk that still need continuations */
     const __m256i max_value = _mm256_loadu_si256((const __m256i *)(const void *)utf8_max_tail);
     const __m256i nib = _mm256_set1_epi8(0x0F), x80 = _mm256_set1_epi8(-128);
-    const __m256i third = _mm256_set1_epi8(0xE0 - 0x80),
-                  fourth = _mm256_set1_epi8(0xF0 - 0x80);
+    const __m256i third = _mm256_set1_epi8(0xE0 - 0x80), fourth = _mm256_set1_epi8(0xF0 - 0x80);
     __m256i err = _mm256_setzero_si256(), prev = err, incomplete = err;
     unsigned char tail[32];
     while (p < end) {

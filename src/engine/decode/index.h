@@ -22,10 +22,10 @@ enum scan_level { SCAN_SCALAR, SCAN_PORTABLE, SCAN_SSE2, SCAN_AVX2 };
 struct sindex {
     const char *body;
     size_t len;
-    uint64_t *quotes;         /* unescaped '"' bit per byte, one word per 64 bytes */
-    uint32_t *open, *close;   /* offsets of every '{' and '[' in order, and of its closer */
+    uint64_t *quotes;       /* unescaped '"' bit per byte, one word per 64 bytes */
+    uint32_t *open, *close; /* offsets of every '{' and '[' in order, and of its closer */
     size_t n_open, cap_open;
-    size_t hint;              /* where the last lookup ended: readers mostly move forward */
+    size_t hint; /* where the last lookup ended: readers mostly move forward */
 };
 
 /* The level in force (environment, then CPU). */

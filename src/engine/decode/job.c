@@ -59,7 +59,6 @@ static status_t rd_conditions(struct scanner *sc, const char *path, struct jg_jo
     }
 }
 
-
 struct uncounted_ctx {
     const char *path;
     struct jg_job_status *st;
@@ -258,7 +257,7 @@ static status_t object_member(struct scanner *sc, void *ctx, int which) {
         const char *want = c->target == JG_TARGET_CRONJOB ? "CronJob" : "Job";
         if (kind.set && !jg_str_eq_lit(kind.s, want))
             return scan_fail(sc->err, "%s.kind: expected \"%s\", got \"%.*s\"", path, want,
-                        (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
+                             (int)(kind.s.n > 64 ? 64 : kind.s.n), kind.s.p);
         return JG_DECODE_OK;
     }
     TRY(rd_object(sc, path, object_names[which], &a, &present));
@@ -282,7 +281,7 @@ static status_t object_member(struct scanner *sc, void *ctx, int which) {
 }
 /* One Job or CronJob object at the cursor (an object, checked by the caller). */
 status_t rd_job(struct scanner *sc, const char *path, enum jg_target target,
-                       const struct jg_policy_target *row, struct jg_job *job) {
+                const struct jg_policy_target *row, struct jg_job *job) {
     if (target == JG_TARGET_CRD) return rd_crd(sc, path, row, job);
     struct agg a;
     TRY(scan_enter(sc, &a));

@@ -7,8 +7,8 @@
  * allocating; strings without escapes are zero-copy slices of the body. See docs/decoder.md for
  * why: a whole-document tree costs more than the TLS connection that carries it.
  *
- * What kube-apiserver would do with bad input (see docs/server.md, "Bad input"): objects with wrong field
- * types, out-of-range integers or unparsable times fail its own decoding with 400 before any
+ * What kube-apiserver would do with bad input (see docs/server.md, "Bad input"): objects with wrong
+ * field types, out-of-range integers or unparsable times fail its own decoding with 400 before any
  * webhook is called, so jobguard answers them with allowed:false and status.code 400 too.
  * JSON null is Go's nil/zero value and counts as absent, as in Go. Syntax errors take precedence
  * over every other complaint, then apiVersion/kind, then the first field problem. */
@@ -159,9 +159,9 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         else if (jg_str_eq_lit(c->operation.s, "CONNECT"))
             q->operation = JG_OP_CONNECT;
         else
-            return scan_fail(sc->err,
-                        "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
-                        (int)(c->operation.s.n > 32 ? 32 : c->operation.s.n), c->operation.s.p);
+            return scan_fail(
+                sc->err, "request.operation: unknown \"%.*s\" (CREATE, UPDATE, DELETE or CONNECT)",
+                (int)(c->operation.s.n > 32 ? 32 : c->operation.s.n), c->operation.s.p);
         try_route(c, false);
         return JG_DECODE_OK;
     case RQ_RESOURCE:
@@ -200,7 +200,7 @@ static status_t request_member(struct scanner *sc, void *ctx, int which) {
         TRY(rd_str(sc, "request", "namespace", &s));
         if (s.s.n > JG_MAX_NAMESPACE_BYTES) /* bounds the policy's namespace globs' work */
             return scan_fail(sc->err, JG_NAMESPACE_TOO_LONG_FMT, "request.namespace",
-                        JG_MAX_NAMESPACE_BYTES, s.s.n);
+                             JG_MAX_NAMESPACE_BYTES, s.s.n);
         q->namespace_ = s.s;
         return JG_DECODE_OK;
     case RQ_USERINFO: {
@@ -229,7 +229,8 @@ static status_t review_member(struct scanner *sc, void *ctx, int which) {
     if (which == 0) return rd_str(sc, "AdmissionReview", "apiVersion", &r->api);
     if (which == 1) return rd_str(sc, "AdmissionReview", "kind", &r->kind);
     if (is_null(sc)) return JG_DECODE_OK;
-    if (*sc->p != '{') return scan_fail(sc->err, "request: must be an object, got %s", rd_type_name(sc));
+    if (*sc->p != '{')
+        return scan_fail(sc->err, "request: must be an object, got %s", rd_type_name(sc));
     r->has_request = true;
     struct agg a;
     TRY(scan_enter(sc, &a));
@@ -244,12 +245,12 @@ static status_t check_envelope(struct review_ctx *r, jg_decode_error *err) {
     if (r->api.set && !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1") &&
         !jg_str_eq_lit(r->api.s, "admission.k8s.io/v1beta1"))
         return scan_fail(err,
-                    "apiVersion: unsupported \"%.*s\" (expected admission.k8s.io/v1 or "
-                    "admission.k8s.io/v1beta1)",
-                    (int)(r->api.s.n > 64 ? 64 : r->api.s.n), r->api.s.p);
+                         "apiVersion: unsupported \"%.*s\" (expected admission.k8s.io/v1 or "
+                         "admission.k8s.io/v1beta1)",
+                         (int)(r->api.s.n > 64 ? 64 : r->api.s.n), r->api.s.p);
     if (r->kind.set && !jg_str_eq_lit(r->kind.s, "AdmissionReview"))
         return scan_fail(err, "kind: expected \"AdmissionReview\", got \"%.*s\"",
-                    (int)(r->kind.s.n > 64 ? 64 : r->kind.s.n), r->kind.s.p);
+                         (int)(r->kind.s.n > 64 ? 64 : r->kind.s.n), r->kind.s.p);
     return JG_DECODE_OK;
 }
 
@@ -273,7 +274,7 @@ static status_t check_request(struct scanner *sc, struct review_ctx *r) {
         if (!decodes_object(q, i)) continue;
         if (!c->seen_object[i] && needs_objects(q))
             return i == 0 ? scan_fail(err, "request.object: required for %s",
-                                 jg_operation_name(q->operation))
+                                      jg_operation_name(q->operation))
                           : scan_fail(err, "request.oldObject: required for UPDATE");
         if (!c->deferred[i]) continue;
         sc->p = c->deferred[i];
@@ -336,8 +337,7 @@ static status_t precedence(const char *body, size_t len, struct review_ctx *r, s
     return st;
 }
 
-static status_t decode_review(struct scanner *scp, const struct jg_policy *policy,
-                              jg_review *out);
+static status_t decode_review(struct scanner *scp, const struct jg_policy *policy, jg_review *out);
 
 enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *out,
                                        jg_decode_error *err) {
@@ -354,19 +354,19 @@ enum jg_decode_status jg_decode_review_policy(const char *body, size_t len,
     if (!d) return err->status;
     if (len > JG_MAX_BODY_BYTES)
         return scan_fail(err, "request body is %zu bytes, over the %u-byte limit", len,
-                    JG_MAX_BODY_BYTES);
+                         JG_MAX_BODY_BYTES);
     /* a valid body is indexed, and the readers skip what they do not read by the index; an
      * invalid one is read by the byte scanner alone, which finds the error and words it */
     struct sindex ix;
     bool indexed = sindex_build(&ix, body, len, scan_level_for(len));
-    struct scanner sc = {body, body, body + len, 0, d, err, "AdmissionReview", indexed ? &ix : NULL};
+    struct scanner sc = {body, body, body + len,        0,
+                         d,    err,  "AdmissionReview", indexed ? &ix : NULL};
     status_t st = decode_review(&sc, policy, out);
     if (indexed) sindex_free(&ix);
     return st;
 }
 
-static status_t decode_review(struct scanner *scp, const struct jg_policy *policy,
-                              jg_review *out) {
+static status_t decode_review(struct scanner *scp, const struct jg_policy *policy, jg_review *out) {
     struct scanner sc = *scp;
     const char *body = sc.start;
     size_t len = (size_t)(sc.end - sc.start);
@@ -471,10 +471,10 @@ static status_t raw_route(struct scanner sc, const struct jg_decode_objects_opts
         } else {
             if (o && o->meta) o->meta->not_target = true;
             return scan_fail(err,
-                        "new object: %s %.*s of group \"%.*s\" is not a target (see 'jobguard "
-                        "rules'; a policy file's targets rows add kinds)",
-                        by_kind ? "kind" : "resource", (int)(name.n > 64 ? 64 : name.n), name.p,
-                        (int)(group.n > 253 ? 253 : group.n), group.p);
+                             "new object: %s %.*s of group \"%.*s\" is not a target (see 'jobguard "
+                             "rules'; a policy file's targets rows add kinds)",
+                             by_kind ? "kind" : "resource", (int)(name.n > 64 ? 64 : name.n),
+                             name.p, (int)(group.n > 253 ? 253 : group.n), group.p);
         }
     }
     q->group = (jg_str){q->row->group, strlen(q->row->group)};
@@ -494,7 +494,8 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
         sindex_free(&ix); /* the CLI's path: validated, not skipped by the index */
     struct scanner sc = {json, json, json + len, 0, d, err, what, NULL};
     ws(&sc);
-    if (*sc.p != '{') return scan_fail(err, "%s: must be a JSON object, got %s", what, rd_type_name(&sc));
+    if (*sc.p != '{')
+        return scan_fail(err, "%s: must be a JSON object, got %s", what, rd_type_name(&sc));
     /* the new object decides what to read (the old one is read the same way) */
     if (ns) TRY(raw_route(sc, o, q, err));
     TRY(rd_job(&sc, what, q->target, q->row, job));
@@ -522,8 +523,8 @@ static status_t rd_raw(const char *json, size_t len, const char *what, struct jg
                     if (ns->n > JG_MAX_NAMESPACE_BYTES) {
                         char field[64];
                         snprintf(field, sizeof field, "%s: metadata.namespace", what);
-                        return scan_fail(err, JG_NAMESPACE_TOO_LONG_FMT, field, JG_MAX_NAMESPACE_BYTES,
-                                    ns->n);
+                        return scan_fail(err, JG_NAMESPACE_TOO_LONG_FMT, field,
+                                         JG_MAX_NAMESPACE_BYTES, ns->n);
                     }
                 } else if (o && o->meta && jg_str_eq_lit(key, "uid") && *m.p == '"') {
                     o->meta->uid.set = true;
@@ -552,9 +553,10 @@ enum jg_decode_status jg_decode_objects(const char *old_json, size_t old_len, co
     q->operation = old_json ? JG_OP_UPDATE : JG_OP_CREATE;
     if (q->sub_resource.n && !old_json)
         return scan_fail(err, "--subresource %s needs --old: a subresource is only ever UPDATEd",
-                    sub_resource);
+                         sub_resource);
     TRY(rd_raw(new_json, new_len, "new object", q, opts, &q->object, &q->namespace_, d, err));
-    if (old_json) TRY(rd_raw(old_json, old_len, "old object", q, opts, &q->old_object, NULL, d, err));
+    if (old_json)
+        TRY(rd_raw(old_json, old_len, "old object", q, opts, &q->old_object, NULL, d, err));
     q->name = q->object.name;
     return JG_DECODE_OK;
 }
@@ -587,4 +589,3 @@ const char *jg_operation_name(enum jg_operation op) {
 const char *jg_api_version_name(enum jg_api_version v) {
     return v == JG_API_V1BETA1 ? "admission.k8s.io/v1beta1" : "admission.k8s.io/v1";
 }
-

@@ -72,4 +72,3 @@ bool jg_parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec) {
     *nsec = frac;
     return true;
 }
-

@@ -3,8 +3,8 @@
  * 16 bytes at a time. */
 #include "scan.h"
 
-#include "jobguard/alloc.h"
 #include "../utf8.h"
+#include "jobguard/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ status_t scan_syntax(struct scanner *sc, const char *what) {
             snprintf(shown, sizeof shown, "0x%02x", c);
     }
     return scan_fail(sc->err, "%s: invalid JSON at line %d, column %d (%s%s): %s", sc->what, line,
-                (int)(sc->p - line_start) + 1, near, shown, what);
+                     (int)(sc->p - line_start) + 1, near, shown, what);
 }
 
 bool scan_own(struct decoded *d, void *p) {
@@ -346,8 +346,7 @@ static inline const char *ws_at(const char *p, const char *end) {
 
 /* agg_next and the key, with the cursor in a local (a member of every object the readers walk:
  * the hottest function of the byte scanner). The cursor is stored before every error. */
-status_t scan_obj_next(struct scanner *sc, struct agg *a, jg_str *key, char *keybuf,
-                         int *more) {
+status_t scan_obj_next(struct scanner *sc, struct agg *a, jg_str *key, char *keybuf, int *more) {
     const char *p = ws_at(sc->p, sc->end), *end = sc->end;
     if (p < end && *p == '}') {
         sc->p = p + 1;
@@ -464,8 +463,7 @@ status_t scan_skip(struct scanner *sc) {
 }
 
 /* Whether the whole input is one valid JSON value (used to give syntax errors precedence). */
-status_t scan_validate(const char *body, size_t len, const char *what,
-                                  jg_decode_error *err) {
+status_t scan_validate(const char *body, size_t len, const char *what, jg_decode_error *err) {
     return scan_validate_at(body, len, what, err, scan_level_for(len));
 }
 

@@ -5,8 +5,8 @@
  * (fields.h: typed readers; job.c, crd.c, review.c: what the rules read) decide which members
  * to read and let the scanner validate and skip the rest without allocating. Internal to
  * src/engine/decode/. */
-#include "jobguard/decode.h"
 #include "index.h"
+#include "jobguard/decode.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +25,7 @@ struct scanner {
     int depth;
     struct decoded *d; /* owner of unescaped strings; NULL when only validating */
     jg_decode_error *err;
-    const char *what; /* names the input in syntax errors */
+    const char *what;  /* names the input in syntax errors */
     struct sindex *ix; /* the body's structural index (index.h): valid, skip by it; or NULL */
 };
 
@@ -49,7 +49,8 @@ struct scanner {
 /* ---- errors ---- */
 
 /* A 400 with the formatted message. */
-status_t scan_fail(jg_decode_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+status_t scan_fail(jg_decode_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 status_t scan_oom(jg_decode_error *err);
 /* A syntax error at the scanner's position, with 1-based line and column. */
 status_t scan_syntax(struct scanner *sc, const char *what);
