@@ -21,10 +21,16 @@ bool jg_read_file(const char *path, size_t max, jg_buf *out, char *err, size_t e
 struct jg_config;
 struct jg_doc;
 
-/* The rule options check and scan share: --parity, --disable-rule and --mode ID=MODE. Returns
- * false after saying on stderr, as "jobguard <cmd>: <flag>: <reason>", what is wrong. */
-bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value,
-                        struct jg_config *cfg);
+/* --policy-file and --values: the files jg_cli_load_policy reads. */
+struct jg_cli_policy_files {
+    const char *policy, *values;
+};
+
+/* The options check, scan, replay and vap share: flag "parity", "disable-rule" or "mode" (its
+ * name in the flag table) into cfg, "policy-file" or "values" into files. Returns false after
+ * saying on stderr, as "jobguard <cmd>: --<flag>: <reason>", what is wrong. */
+bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value, struct jg_config *cfg,
+                        struct jg_cli_policy_files *files);
 
 /* --fail-on of scan and replay: "warn" or "audit" into *fail_on (bit 1 << mode of the modes
  * that fail the run besides deny); false after saying on stderr what is wrong. */

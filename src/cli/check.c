@@ -9,6 +9,8 @@
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
 
+#include "flags.h"
+
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,52 +18,78 @@
 
 enum { EXIT_ALLOWED = 0, EXIT_DENIED = 1, EXIT_UNREADABLE = 2 };
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "Usage: jobguard check [options] [FILE|DIR|-]...\n"
-        "       jobguard check [options] --new PATH... [--old OLD] [--subresource status]\n"
-        "\n"
-        "Decides the AdmissionReviews (admission.k8s.io/v1 or v1beta1) read from the FILEs,\n"
-        "folders or stdin and prints each response AdmissionReview on stdout, one per line.\n"
-        "With --new it checks raw objects of any target (Job, CronJob, JobSet, ...; 'jobguard\n"
-        "rules' lists them) instead, each as the API server would send it: --new alone is a\n"
-        "CREATE of every object in PATH (a file, a folder of *.json/*.yaml/*.yml, or - for\n"
-        "stdin; JSON or YAML, several documents, Lists one object per item), --old and --new\n"
-        "an UPDATE of one object's main resource, or of its status with --subresource status.\n"
-        "An object's apiVersion and kind say which target it is; --kind or --resource say it\n"
-        "when the object does not.\n"
-        "\n"
-        "Options:\n"
-        "  --explain              also print a human-readable verdict on stderr, one line\n"
-        "                         per error and per warning as kubectl prints them\n"
-        "  --parity VERSION       Kubernetes wording to reproduce: 1.35 (default), 1.36 or 1.37\n"
-        "  --disable-rule ID      do not enforce rule ID (repeatable; see 'jobguard rules')\n"
-        "  --policy-file FILE     apply this policy file (modes, controllers, targets;\n"
-        "                         docs/policy.md); an invalid file exits 2\n"
-        "  --values FILE          the policy of a Helm values file (.policy, as the chart\n"
-        "                         writes it); instead of --policy-file\n"
-        "  --mode ID=MODE         rule ID's mode: deny, warn, audit or off; ID \"*\" sets every\n"
-        "                         rule (repeatable, later ones win, and win over the policy\n"
-        "                         file's modes; see docs/modes.md)\n"
-        "  --new PATH             raw objects to check (repeatable)\n"
-        "  --old FILE             the stored object (makes it an UPDATE; one --new object)\n"
-        "  --subresource NAME     \"status\" to check a status update (needs --old)\n"
-        "  --kind KIND[.GROUP]    the target of the objects by kind, e.g. JobSet or\n"
-        "                         PyTorchJob.kubeflow.org (GROUP defaults to the object's)\n"
-        "  --resource RES[.GROUP] the same by resource, e.g. jobsets.jobset.x-k8s.io\n"
-        "  --namespace NS         the namespace of objects that name none (as kubectl -n);\n"
-        "                         an object naming another one is refused, as kubectl does\n"
-        "  --user NAME            who sends the requests (status writers of the policy;\n"
-        "                         service accounts as system:serviceaccount:NS:NAME)\n"
-        "  --group NAME           a group of that user (repeatable)\n"
-        "  --print-review         print the AdmissionReview of each --new object, one per\n"
-        "                         line, instead of deciding it (to post with curl)\n"
-        "  --help                 this text\n"
-        "\n"
-        "Exit status: 0 allowed, 1 denied, 2 unreadable input; of several objects, the worst\n"
-        "(reasons on stderr, each naming the file and line).\n");
-}
+enum {
+    F_EXPLAIN,
+    F_PARITY,
+    F_DISABLE_RULE,
+    F_POLICY,
+    F_VALUES,
+    F_MODE,
+    F_NEW,
+    F_OLD,
+    F_SUBRESOURCE,
+    F_KIND,
+    F_RESOURCE,
+    F_NAMESPACE,
+    F_USER,
+    F_GROUP,
+    F_PRINT_REVIEW,
+    F_COUNT
+};
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_EXPLAIN] = {"explain", 0, NULL,
+                   "also print a human-readable verdict on stderr, one line\n"
+                   "per error and per warning as kubectl prints them"},
+    [F_PARITY] = JG_FLAG_PARITY,
+    [F_DISABLE_RULE] = JG_FLAG_DISABLE_RULE,
+    [F_POLICY] = JG_FLAG_POLICY_FILE,
+    [F_VALUES] = JG_FLAG_VALUES,
+    [F_MODE] = JG_FLAG_MODE,
+    [F_NEW] = {"new", 0, "PATH", "raw objects to check (repeatable)"},
+    [F_OLD] = {"old", 0, "FILE", "the stored object (makes it an UPDATE; one --new object)"},
+    [F_SUBRESOURCE] = {"subresource", 0, "NAME",
+                       "\"status\" to check a status update (needs --old)"},
+    [F_KIND] = {"kind", 0, "KIND[.GROUP]",
+                "the target of the objects by kind, e.g. JobSet or\n"
+                "PyTorchJob.kubeflow.org (GROUP defaults to the object's)"},
+    [F_RESOURCE] = {"resource", 0, "RES[.GROUP]",
+                    "the same by resource, e.g. jobsets.jobset.x-k8s.io"},
+    [F_NAMESPACE] = {"namespace", 0, "NS",
+                     "the namespace of objects that name none (as kubectl -n);\n"
+                     "an object naming another one is refused, as kubectl does"},
+    [F_USER] = {"user", 0, "NAME",
+                "who sends the requests (status writers of the policy;\n"
+                "service accounts as system:serviceaccount:NS:NAME)"},
+    [F_GROUP] = {"group", 0, "NAME", "a group of that user (repeatable)"},
+    [F_PRINT_REVIEW] = {"print-review", 0, NULL,
+                        "print the AdmissionReview of each --new object, one per\n"
+                        "line, instead of deciding it (to post with curl)"},
+};
+
+static const struct jg_flags spec = {
+    .cmd = "check",
+    .head = "Usage: jobguard check [options] [FILE|DIR|-]...\n"
+            "       jobguard check [options] --new PATH... [--old OLD] [--subresource status]\n"
+            "\n"
+            "Decides the AdmissionReviews (admission.k8s.io/v1 or v1beta1) read from the FILEs,\n"
+            "folders or stdin and prints each response AdmissionReview on stdout, one per line.\n"
+            "With --new it checks raw objects of any target (Job, CronJob, JobSet, ...; 'jobguard\n"
+            "rules' lists them) instead, each as the API server would send it: --new alone is a\n"
+            "CREATE of every object in PATH (a file, a folder of *.json/*.yaml/*.yml, or - for\n"
+            "stdin; JSON or YAML, several documents, Lists one object per item), --old and --new\n"
+            "an UPDATE of one object's main resource, or of its status with --subresource status.\n"
+            "An object's apiVersion and kind say which target it is; --kind or --resource say it\n"
+            "when the object does not.\n"
+            "\n"
+            "Options:\n",
+    .tail = "\n"
+            "Exit status: 0 allowed, 1 denied, 2 unreadable input; of several objects, the worst\n"
+            "(reasons on stderr, each naming the file and line).\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 25,
+};
 
 /* What one run of check carries from object to object. */
 struct run {
@@ -412,7 +440,8 @@ static void run_inputs(struct run *r, const char *const *paths, size_t n, bool r
 int jg_cmd_check(int argc, char **argv) {
     struct run r = {.cfg = JG_CONFIG_DEFAULT};
     jg_config_modes_unset(&r.cfg); /* --mode, else the policy file, else deny */
-    const char *old_path = NULL, *policy_path = NULL, *values_path = NULL;
+    const char *old_path = NULL;
+    struct jg_cli_policy_files pf = {0};
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **news = calloc((size_t)argc + 1, sizeof *news);
     size_t n_files = 0, n_news = 0;
@@ -423,61 +452,54 @@ int jg_cmd_check(int argc, char **argv) {
         fprintf(stderr, "jobguard check: out of memory\n");
         goto out;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool takes_value = strcmp(a, "--parity") == 0 || strcmp(a, "--disable-rule") == 0 ||
-                           strcmp(a, "--policy-file") == 0 || strcmp(a, "--mode") == 0 ||
-                           strcmp(a, "--values") == 0 || strcmp(a, "--new") == 0 ||
-                           strcmp(a, "--old") == 0 || strcmp(a, "--subresource") == 0 ||
-                           strcmp(a, "--kind") == 0 || strcmp(a, "--resource") == 0 ||
-                           strcmp(a, "--user") == 0 || strcmp(a, "--group") == 0 ||
-                           strcmp(a, "--namespace") == 0;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            rc = EXIT_ALLOWED;
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        switch (f) {
+        case JG_ARGS_STOP:
+            rc = it.status;
             goto out;
-        } else if (strcmp(a, "--explain") == 0) {
+        case JG_ARGS_OPERAND:
+            files[n_files++] = v;
+            break;
+        case F_EXPLAIN:
             r.explain = true;
-        } else if (strcmp(a, "--print-review") == 0) {
+            break;
+        case F_PRINT_REVIEW:
             r.print_review = true;
-        } else if (takes_value) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "jobguard check: %s needs a value\n", a);
+            break;
+        case F_NEW:
+            news[n_news++] = v;
+            break;
+        case F_OLD:
+            old_path = v;
+            break;
+        case F_SUBRESOURCE:
+            r.sub = v;
+            break;
+        case F_KIND:
+            r.kind = v;
+            break;
+        case F_RESOURCE:
+            r.resource = v;
+            break;
+        case F_USER:
+            r.user = v;
+            break;
+        case F_NAMESPACE:
+            r.ns = v;
+            break;
+        case F_GROUP:
+            if (r.n_groups == sizeof r.groups / sizeof r.groups[0]) {
+                fprintf(stderr, "jobguard check: more than %zu --group\n",
+                        sizeof r.groups / sizeof r.groups[0]);
                 goto out;
             }
-            const char *v = argv[++i];
-            if (strcmp(a, "--new") == 0)
-                news[n_news++] = v;
-            else if (strcmp(a, "--old") == 0)
-                old_path = v;
-            else if (strcmp(a, "--subresource") == 0)
-                r.sub = v;
-            else if (strcmp(a, "--kind") == 0)
-                r.kind = v;
-            else if (strcmp(a, "--resource") == 0)
-                r.resource = v;
-            else if (strcmp(a, "--user") == 0)
-                r.user = v;
-            else if (strcmp(a, "--namespace") == 0)
-                r.ns = v;
-            else if (strcmp(a, "--group") == 0) {
-                if (r.n_groups == sizeof r.groups / sizeof r.groups[0]) {
-                    fprintf(stderr, "jobguard check: more than 64 --group\n");
-                    goto out;
-                }
-                r.groups[r.n_groups++] = (jg_str){v, strlen(v)};
-            } else if (strcmp(a, "--policy-file") == 0)
-                policy_path = v;
-            else if (strcmp(a, "--values") == 0)
-                values_path = v;
-            else if (!jg_cli_config_flag("check", a, v, &r.cfg))
-                goto out;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "jobguard check: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            files[n_files++] = a;
+            r.groups[r.n_groups++] = (jg_str){v, strlen(v)};
+            break;
+        default: /* --parity, --disable-rule, --mode, --policy-file, --values */
+            if (!jg_cli_config_flag("check", flags[f].name, v, &r.cfg, &pf)) goto out;
         }
     }
     if (n_news && n_files) {
@@ -509,7 +531,7 @@ int jg_cmd_check(int argc, char **argv) {
         goto out;
     }
 
-    if (!jg_cli_load_policy("check", policy_path, values_path, &policy)) goto out;
+    if (!jg_cli_load_policy("check", pf.policy, pf.values, &policy)) goto out;
     jg_policy_apply(policy, &r.cfg); /* --mode wins over the file; --disable-rule stays off */
     if (old_path && !read_old(&r, old_path, &old)) goto out;
     if (n_news) {

@@ -8,15 +8,19 @@
 #include <stdio.h>
 #include <string.h>
 
-bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value,
-                        struct jg_config *cfg) {
+bool jg_cli_config_flag(const char *cmd, const char *flag, const char *value, struct jg_config *cfg,
+                        struct jg_cli_policy_files *files) {
     char err[300];
-    if (strcmp(flag, "--mode") == 0) {
+    if (strcmp(flag, "policy-file") == 0 || strcmp(flag, "values") == 0) {
+        *(flag[0] == 'p' ? &files->policy : &files->values) = value;
+        return true;
+    }
+    if (strcmp(flag, "mode") == 0) {
         if (jg_mode_set(value, strlen(value), cfg->mode, err, sizeof err)) return true;
         fprintf(stderr, "jobguard %s: --mode: %s\n", cmd, err);
         return false;
     }
-    if (strcmp(flag, "--parity") == 0) {
+    if (strcmp(flag, "parity") == 0) {
         if (jg_parity_parse(value, &cfg->parity)) return true;
         fprintf(stderr, "jobguard %s: --parity: unsupported %s (" JG_PARITY_VALUES ")\n", cmd,
                 value);

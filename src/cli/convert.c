@@ -1,23 +1,40 @@
 /* jobguard convert: what the reader yields from files, folders and stdin, one JSON document per
  * line (docs/input.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobguard/buf.h"
 #include "jobguard/cli.h"
 #include "jobguard/reader.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "Usage: jobguard convert [--where] PATH...|-\n"
-               "\n"
-               "Prints every document jobguard reads from the files, folders (*.json, *.yaml,\n"
-               "*.yml, in name order) or standard input (-) as one line of compact JSON: YAML\n"
-               "converted as kubectl converts it, each item of a List on its own line.\n"
-               "--where: each line starts with SOURCE:LINE: (where the document or item starts).\n"
-               "Exit status: 0, or 2 when some input could not be read (each problem is printed\n"
-               "on standard error as SOURCE:LINE:COLUMN: what; reading goes on).\n"
-               "The formats and the YAML conversion: docs/input.md.\n");
-}
+#include "flags.h"
+
+enum { F_WHERE, F_COUNT };
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_WHERE] = {"where", 0, NULL,
+                 "each line starts with SOURCE:LINE: (where the document or\n"
+                 "item starts)"},
+};
+
+static const struct jg_flags spec = {
+    .cmd = "convert",
+    .head = "Usage: jobguard convert [--where] PATH...|-\n"
+            "\n"
+            "Prints every document jobguard reads from the files, folders (*.json, *.yaml,\n"
+            "*.yml, in name order) or standard input (-) as one line of compact JSON: YAML\n"
+            "converted as kubectl converts it, each item of a List on its own line.\n"
+            "\n"
+            "Options:\n",
+    .tail = "\n"
+            "Exit status: 0, or 2 when some input could not be read (each problem is printed\n"
+            "on standard error as SOURCE:LINE:COLUMN: what; reading goes on).\n"
+            "The formats and the YAML conversion: docs/input.md.\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 14,
+};
 
 /* JSON text without the white space between tokens (strings kept byte for byte). Written straight
  * into out's room: the result is never longer than s. */
@@ -47,31 +64,33 @@ static void put_compact(jg_buf *out, const char *s, size_t n) {
 
 int jg_cmd_convert(int argc, char **argv) {
     bool where = false;
-    int first = 1;
-    for (; first < argc; first++) {
-        const char *a = argv[first];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(a, "--where") == 0) {
-            where = true;
-        } else if (strcmp(a, "--") == 0) {
-            first++;
-            break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "jobguard convert: unknown option %s\n\n", a);
-            usage(stderr);
-            return 2;
-        } else {
-            break;
-        }
-    }
-    if (first >= argc) {
-        usage(stderr);
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    size_t n_paths = 0;
+    if (!paths) {
+        fprintf(stderr, "jobguard convert: out of memory\n");
         return 2;
     }
-    jg_reader *r = jg_reader_open((const char *const *)argv + first, (size_t)(argc - first));
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        if (f == JG_ARGS_STOP) {
+            free(paths);
+            return it.status;
+        }
+        if (f == JG_ARGS_OPERAND)
+            paths[n_paths++] = v;
+        else
+            where = true; /* F_WHERE */
+    }
+    if (!n_paths) {
+        fprintf(stderr, "jobguard convert: no input: give files, folders or - for stdin\n");
+        jg_flags_usage(&spec, stderr);
+        free(paths);
+        return 2;
+    }
+    jg_reader *r = jg_reader_open(paths, n_paths);
+    free(paths); /* the reader keeps copies */
     if (!r) {
         fprintf(stderr, "jobguard convert: out of memory\n");
         return 2;

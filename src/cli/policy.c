@@ -13,30 +13,58 @@
 #include "jobguard/values.h"
 #include "jobguard/verdict.h"
 
+#include "flags.h"
+
 enum { EXIT_OK = 0, EXIT_WARNINGS = 1, EXIT_INVALID = 2 };
 
-static void usage(FILE *f) {
-    fprintf(f, "Usage: jobguard policy check [--strict] FILE|--values VALUES\n"
-               "       jobguard policy show [FILE]\n"
-               "\n"
-               "check: validates a policy file; prints a one-line summary (exit 0) or the first\n"
-               "       problem with the file, its position and what is wrong (exit 2). A\n"
-               "       controller name that fails the managedBy format gets a note naming the\n"
-               "       kinds that can carry it (those whose row has checkFormat false). Mistakes\n"
-               "       that leave the file valid but do not do what they seem to get a\n"
-               "       'warning:' line each: a controller entry with no effect because\n"
-               "       allowUnlistedControllers is true, a statusWriters user that is a bare\n"
-               "       name or a malformed service account. --strict: exit 1 when there is a\n"
-               "       warning (the file is still valid: jobguard serve loads it).\n"
-               "       FILE is JSON or YAML. --values VALUES: the policy block of a Helm values\n"
-               "       file for the chart (charts/jobguard), checked as the chart's install hook\n"
-               "       checks the policy file it renders from it.\n"
-               "show:  prints the effective policy as JSON: every default filled in, the\n"
-               "       built-in targets included, the mode of every rule. Without FILE, the\n"
-               "       policy in effect when no policy file is given.\n"
-               "\n"
-               "The file's shape, defaults, limits and warnings: docs/policy.md.\n");
-}
+enum { F_STRICT, F_VALUES, F_COUNT };
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_STRICT] = {"strict", 0, NULL,
+                  "exit 1 when there is a warning (the file is still\n"
+                  "valid: jobguard serve loads it)"},
+    [F_VALUES] = {"values", 0, "VALUES",
+                  "the policy block of a Helm values file for the chart\n"
+                  "(charts/jobguard), checked as the chart's install hook\n"
+                  "checks the policy file it renders from it"},
+};
+
+/* What policy --help, policy check --help and policy show --help print before the options. */
+#define ABOUT                                                                                      \
+    "Usage: jobguard policy check [--strict] FILE|--values VALUES\n"                               \
+    "       jobguard policy show [FILE]\n"                                                         \
+    "\n"                                                                                           \
+    "check: validates a policy file; prints a one-line summary (exit 0) or the first\n"            \
+    "       problem with the file, its position and what is wrong (exit 2). A\n"                   \
+    "       controller name that fails the managedBy format gets a note naming the\n"              \
+    "       kinds that can carry it (those whose row has checkFormat false). Mistakes\n"           \
+    "       that leave the file valid but do not do what they seem to get a\n"                     \
+    "       'warning:' line each: a controller entry with no effect because\n"                     \
+    "       allowUnlistedControllers is true, a statusWriters user that is a bare\n"               \
+    "       name or a malformed service account. FILE is JSON or YAML.\n"                          \
+    "show:  prints the effective policy as JSON: every default filled in, the\n"                   \
+    "       built-in targets included, the mode of every rule. Without FILE, the\n"                \
+    "       policy in effect when no policy file is given.\n"                                      \
+    "\n"
+#define TAIL "\nThe file's shape, defaults, limits and warnings: docs/policy.md.\n"
+
+static const struct jg_flags check_spec = {
+    .cmd = "policy check",
+    .head = ABOUT "Options of check:\n",
+    .tail = TAIL,
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 22,
+};
+
+static const struct jg_flags show_spec = {
+    .cmd = "policy show",
+    .head = ABOUT "Options of show:\n",
+    .tail = TAIL,
+    .flag = flags,
+    .n = 0,
+    .indent = 22,
+};
 
 static json_t *strv_json(const struct jg_strv *v) {
     json_t *a = json_array();
@@ -288,32 +316,49 @@ static int cmd_show(const char *file) {
     return EXIT_OK;
 }
 
+/* The operands of `policy check` or `policy show` (argv[0] is the subcommand): at most one FILE,
+ * or --values VALUES for check. 0 with *file set (NULL: none), 1 after --help, 2 on an error. */
+static int subcommand_args(const struct jg_flags *spec, int argc, char **argv, const char **file,
+                           bool *strict, bool *values) {
+    struct jg_args it;
+    jg_args_init(&it, spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        if (f == JG_ARGS_STOP) return it.status == 0 ? 1 : 2;
+        if (f == F_STRICT) {
+            *strict = true;
+            continue;
+        }
+        if (*file) {
+            fprintf(stderr, "jobguard %s: give one %s\n", spec->cmd,
+                    spec == &check_spec ? "FILE or --values VALUES" : "FILE");
+            return 2;
+        }
+        *file = v;
+        *values = f == F_VALUES;
+    }
+    return 0;
+}
+
 int jg_cmd_policy(int argc, char **argv) {
+    const char *file = NULL;
+    bool strict = false, values = false;
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
+        jg_flags_usage(&check_spec, stdout);
         return EXIT_OK;
     }
-    if (argc >= 3 && argc <= 5 && strcmp(argv[1], "check") == 0) {
-        bool strict = false, values = false;
-        const char *file = NULL;
-        int i = 2;
-        for (; i < argc; i++) {
-            if (strcmp(argv[i], "--strict") == 0 && !strict)
-                strict = true;
-            else if (strcmp(argv[i], "--values") == 0 && !values && !file && i + 1 < argc)
-                values = true, file = argv[++i];
-            else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
-                file = argv[i];
-            else
-                break;
-        }
-        if (i == argc && file) return cmd_check(file, strict, values);
+    if (argc >= 2 && strcmp(argv[1], "check") == 0) {
+        int st = subcommand_args(&check_spec, argc - 1, argv + 1, &file, &strict, &values);
+        if (st == 0 && file) return cmd_check(file, strict, values);
+        if (st) return st == 1 ? EXIT_OK : EXIT_INVALID;
+    } else if (argc >= 2 && strcmp(argv[1], "show") == 0) {
+        int st = subcommand_args(&show_spec, argc - 1, argv + 1, &file, &strict, &values);
+        if (st == 0) return cmd_show(file);
+        return st == 1 ? EXIT_OK : EXIT_INVALID;
     }
-    if ((argc == 2 || argc == 3) && strcmp(argv[1], "show") == 0)
-        return cmd_show(argc == 3 ? argv[2] : NULL);
     fprintf(
         stderr,
         "jobguard policy: expected 'check [--strict] FILE|--values VALUES' or 'show [FILE]'\n\n");
-    usage(stderr);
+    jg_flags_usage(&check_spec, stderr);
     return EXIT_INVALID;
 }

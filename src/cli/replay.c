@@ -14,6 +14,8 @@
 #include "jobguard/reader.h"
 #include "jobguard/targets.h"
 
+#include "flags.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -955,45 +957,52 @@ static void json_summary(struct replay *r) {
 
 /* ---- the command ---- */
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "Usage: jobguard replay [options] AUDIT_LOG...|-\n"
-        "\n"
-        "Reads a kube-apiserver audit log (audit.k8s.io/v1 Event, one per line, or EventList;\n"
-        "several files in the order given, - for stdin), rebuilds the history of every object\n"
-        "of a target kind from the events (the object each successful write stored is the old\n"
-        "object of the next one), and decides every create, update and status write as the\n"
-        "webhook would have: old and new object, subresource, user and groups from the event,\n"
-        "each rule in its mode. A write whose earlier state is not in the log is decided only\n"
-        "for the rules that need no old object, and says so. Record the writes at\n"
-        "RequestResponse level (docs/replay.md has the audit policy).\n"
-        "\n"
-        "  jobguard replay --policy-file policy.yaml /var/log/kubernetes/audit.log\n"
-        "\n"
-        "Options:\n"
-        "  --policy-file FILE     the policy (modes, controllers, status writers, targets;\n"
-        "                         docs/policy.md)\n"
-        "  --values FILE          the policy block of a Helm values file for the chart\n"
-        "                         (instead of --policy-file)\n"
-        "  --mode ID=MODE         rule ID's mode, as for check (repeatable)\n"
-        "  --disable-rule ID      do not check rule ID (repeatable)\n"
-        "  --parity VERSION       Kubernetes rules and wording: 1.35 (default), 1.36 or 1.37\n"
-        "  -o, --output FORMAT    text (default: a row per write refused, warned or annotated,\n"
-        "                         then a summary per kind and verb, per rule and user) or json\n"
-        "                         (one object per write, then a summary object)\n"
-        "  --fail-on MODE         also exit 1 for writes a warn-mode rule would have warned\n"
-        "                         about (warn), or warned or annotated (audit)\n"
-        "  --help                 this text\n"
+enum { F_POLICY, F_VALUES, F_MODE, F_DISABLE_RULE, F_PARITY, F_OUTPUT, F_FAIL_ON, F_COUNT };
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_POLICY] = JG_FLAG_POLICY_FILE,
+    [F_VALUES] = JG_FLAG_VALUES,
+    [F_MODE] = JG_FLAG_MODE,
+    [F_DISABLE_RULE] = JG_FLAG_DISABLE_RULE,
+    [F_PARITY] = JG_FLAG_PARITY,
+    [F_OUTPUT] = {"output", 'o', "FORMAT",
+                  "text (default: a row per write refused, warned or annotated,\n"
+                  "then a summary per kind and verb, per rule and user) or json\n"
+                  "(one object per write, then a summary object)"},
+    [F_FAIL_ON] = {"fail-on", 0, "MODE",
+                   "also exit 1 for writes a warn-mode rule would have warned\n"
+                   "about (warn), or warned or annotated (audit)"},
+};
+
+static const struct jg_flags spec = {
+    .cmd = "replay",
+    .head = "Usage: jobguard replay [options] AUDIT_LOG...|-\n"
+            "\n"
+            "Reads a kube-apiserver audit log (audit.k8s.io/v1 Event, one per line, or EventList;\n"
+            "several files in the order given, - for stdin), rebuilds the history of every object\n"
+            "of a target kind from the events (the object each successful write stored is the old\n"
+            "object of the next one), and decides every create, update and status write as the\n"
+            "webhook would have: old and new object, subresource, user and groups from the event,\n"
+            "each rule in its mode. A write whose earlier state is not in the log is decided only\n"
+            "for the rules that need no old object, and says so. Record the writes at\n"
+            "RequestResponse level (docs/replay.md has the audit policy).\n"
+            "\n"
+            "  jobguard replay --policy-file policy.yaml /var/log/kubernetes/audit.log\n"
+            "\n"
+            "Options:\n",
+    .tail =
         "\n"
         "Exit status (as scan): 0 no write refused by a deny-mode rule, 1 some (or, with\n"
-        "--fail-on, a rule of that mode fired), 2 unreadable input (after reporting the rest).\n");
-}
+        "--fail-on, a rule of that mode fired), 2 unreadable input (after reporting the rest).\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 25,
+};
 
 int jg_cmd_replay(int argc, char **argv) {
     struct replay *r = calloc(1, sizeof *r);
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    const char *policy_path = NULL, *values_path = NULL;
+    struct jg_cli_policy_files pf = {0};
     size_t n_paths = 0;
     struct jg_policy *policy = NULL;
     int rc = EXIT_BAD_INPUT;
@@ -1006,67 +1015,52 @@ int jg_cmd_replay(int argc, char **argv) {
     r->cfg = (struct jg_config)JG_CONFIG_DEFAULT;
     r->first_row = true;
     jg_config_modes_unset(&r->cfg);
-    static const char *const valued[] = {"--policy-file",  "--values",  "-o",
-                                         "--output",       "--fail-on", "--mode",
-                                         "--disable-rule", "--parity"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool takes_value = false;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            takes_value |= strcmp(a, valued[k]) == 0;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            rc = EXIT_CLEAN;
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        switch (f) {
+        case JG_ARGS_STOP:
+            rc = it.status;
             goto out;
-        } else if (takes_value) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "jobguard replay: %s needs a value\n", a);
+        case JG_ARGS_OPERAND:
+            paths[n_paths++] = v;
+            break;
+        case F_OUTPUT:
+            if (strcmp(v, "text") == 0)
+                r->out = OUT_TEXT;
+            else if (strcmp(v, "json") == 0)
+                r->out = OUT_JSON;
+            else {
+                fprintf(stderr, "jobguard replay: %.*s: unsupported %s (text or json)\n",
+                        it.spelled_len, it.spelled, v);
                 goto out;
             }
-            const char *v = argv[++i];
-            if (strcmp(a, "--policy-file") == 0) {
-                policy_path = v;
-            } else if (strcmp(a, "--values") == 0) {
-                values_path = v;
-            } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-                if (strcmp(v, "text") == 0)
-                    r->out = OUT_TEXT;
-                else if (strcmp(v, "json") == 0)
-                    r->out = OUT_JSON;
-                else {
-                    fprintf(stderr, "jobguard replay: %s: unsupported %s (text or json)\n", a, v);
-                    goto out;
-                }
-            } else if (strcmp(a, "--fail-on") == 0) {
-                if (!jg_cli_fail_on("replay", v, &r->fail_on)) goto out;
-            } else if (!jg_cli_config_flag("replay", a, v, &r->cfg)) {
-                goto out;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "jobguard replay: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[n_paths++] = a;
+            break;
+        case F_FAIL_ON:
+            if (!jg_cli_fail_on("replay", v, &r->fail_on)) goto out;
+            break;
+        default: /* --parity, --disable-rule, --mode, --policy-file, --values */
+            if (!jg_cli_config_flag("replay", flags[f].name, v, &r->cfg, &pf)) goto out;
         }
     }
     if (!n_paths) {
         fprintf(stderr, "jobguard replay: no input: give audit log files or - for stdin\n");
-        usage(stderr);
+        jg_flags_usage(&spec, stderr);
         goto out;
     }
-    if (policy_path && values_path) {
+    if (pf.policy && pf.values) {
         fprintf(stderr, "jobguard replay: give either --policy-file or --values, not both\n");
         goto out;
     }
     char reason[1024];
-    if (policy_path && !(policy = jg_policy_load_file(policy_path, reason, sizeof reason))) {
+    if (pf.policy && !(policy = jg_policy_load_file(pf.policy, reason, sizeof reason))) {
         fprintf(stderr, "jobguard replay: --policy-file: %s\n", reason);
         goto out;
     }
     bool absent = false;
-    if (values_path &&
-        !(policy = jg_cli_load_values(values_path, &absent, reason, sizeof reason)) && !absent) {
+    if (pf.values && !(policy = jg_cli_load_values(pf.values, &absent, reason, sizeof reason)) &&
+        !absent) {
         fprintf(stderr, "jobguard replay: --values: %s\n", reason);
         goto out;
     }
@@ -1074,7 +1068,7 @@ int jg_cmd_replay(int argc, char **argv) {
         fprintf(stderr,
                 "jobguard replay: --values: %s has no policy block (.policy is absent or "
                 "empty): the built-in defaults apply, as the chart installs no policy file\n",
-                values_path);
+                pf.values);
     jg_policy_apply(policy, &r->cfg);
 
     jg_reader *rd = jg_reader_open(paths, n_paths);

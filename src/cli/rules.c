@@ -3,25 +3,43 @@
 #include "jobguard/cli.h"
 #include "jobguard/targets.h"
 
+#include "flags.h"
+
 #include <stdio.h>
 #include <string.h>
 
+enum { F_MARKDOWN, F_COUNT };
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_MARKDOWN] = {"markdown", 0, NULL, "print the rules as a Markdown table"},
+};
+
+static const struct jg_flags spec = {
+    .cmd = "rules",
+    .head = "Usage: jobguard rules [--markdown]\n\n"
+            "Prints every rule in evaluation order: its stable ID (used in logs, metrics,\n"
+            "--disable-rule, --mode and the policy file's modes), the field path of its\n"
+            "errors, when it is active, and its message (Kubernetes v1.35 wording), then\n"
+            "the built-in targets.\n"
+            "\n"
+            "Options:\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 17,
+};
+
 int jg_cmd_rules(int argc, char **argv) {
     bool markdown = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--markdown") == 0) {
-            markdown = true;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("Usage: jobguard rules [--markdown]\n\n"
-                   "Prints every rule in evaluation order: its stable ID (used in logs, metrics,\n"
-                   "--disable-rule, --mode and the policy file's modes), the field path of its\n"
-                   "errors, when it is active, and its message (Kubernetes v1.35 wording), then\n"
-                   "the built-in targets. --markdown prints the rules as a Markdown table.\n");
-            return 0;
-        } else {
-            fprintf(stderr, "jobguard rules: unknown option %s\n", argv[i]);
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        if (f == JG_ARGS_STOP) return it.status;
+        if (f == JG_ARGS_OPERAND) {
+            fprintf(stderr, "jobguard rules: unexpected argument %s (try --help)\n", v);
             return 2;
         }
+        markdown = true; /* F_MARKDOWN */
     }
     if (markdown) {
         printf("| # | ID | field | active when | message | spec |\n|---|---|---|---|---|---|\n");

@@ -9,6 +9,8 @@
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
 
+#include "flags.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,41 +36,58 @@ enum output { OUT_TEXT, OUT_JSON, OUT_POLICYREPORT, OUT_OPENREPORTS };
  * message); the rest is cut, and the cut says so. */
 #define REPORT_MESSAGE_BYTES 4096
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "Usage: jobguard scan [options] PATH...|-\n"
-        "\n"
-        "Checks every stored object of a target kind in the PATHs (files, folders of\n"
-        "*.json/*.yaml/*.yml, or - for stdin; JSON or YAML, several documents, Lists such as\n"
-        "the output of kubectl get -o json one item at a time) as a CREATE of what is stored:\n"
-        "managedBy format and length, nested copies, delegation and the policy's allowed\n"
-        "controllers, each in its mode. Objects of other kinds are counted as skipped. Rules\n"
-        "that need an old object or the requesting user (immutability, status writers, the\n"
-        "Job status rules) cannot be checked on stored objects and are listed as such.\n"
-        "\n"
-        "  kubectl get jobs,cronjobs,jobsets.jobset.x-k8s.io -A -o json |\n"
-        "    jobguard scan --policy-file policy.yaml -\n"
-        "\n"
-        "Options:\n"
-        "  --policy-file FILE     the policy (modes, controllers, targets; docs/policy.md)\n"
-        "  --values FILE          the policy of a Helm values file (.policy, as the chart\n"
-        "                         writes it); instead of --policy-file\n"
-        "  --namespace NS         the namespace of objects that name none\n"
-        "  -o, --output FORMAT    text (default), json, policyreport (wgpolicyk8s.io/v1alpha2\n"
-        "                         PolicyReport and ClusterPolicyReport, for kubectl apply -f -)\n"
-        "                         or openreports (the same as openreports.io/v1alpha1 Report\n"
-        "                         and ClusterReport)\n"
-        "  --fail-on MODE         also exit 1 for broken rules in warn mode (warn) or in warn\n"
-        "                         or audit mode (audit)\n"
-        "  --mode ID=MODE         rule ID's mode, as for check (repeatable)\n"
-        "  --disable-rule ID      do not check rule ID (repeatable)\n"
-        "  --parity VERSION       Kubernetes wording: 1.35 (default), 1.36 or 1.37\n"
-        "  --help                 this text\n"
-        "\n"
-        "Exit status (as gator test): 0 no deny-mode rule broken, 1 some broken (or, with\n"
-        "--fail-on, a rule of that mode), 2 unreadable input (after reporting all the rest).\n");
-}
+enum {
+    F_POLICY,
+    F_VALUES,
+    F_NAMESPACE,
+    F_OUTPUT,
+    F_FAIL_ON,
+    F_MODE,
+    F_DISABLE_RULE,
+    F_PARITY,
+    F_COUNT
+};
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_POLICY] = JG_FLAG_POLICY_FILE,
+    [F_VALUES] = JG_FLAG_VALUES,
+    [F_NAMESPACE] = {"namespace", 0, "NS", "the namespace of objects that name none"},
+    [F_OUTPUT] = {"output", 'o', "FORMAT",
+                  "text (default), json, policyreport (wgpolicyk8s.io/v1alpha2\n"
+                  "PolicyReport and ClusterPolicyReport, for kubectl apply -f -)\n"
+                  "or openreports (the same as openreports.io/v1alpha1 Report\n"
+                  "and ClusterReport)"},
+    [F_FAIL_ON] = {"fail-on", 0, "MODE",
+                   "also exit 1 for broken rules in warn mode (warn) or in warn\n"
+                   "or audit mode (audit)"},
+    [F_MODE] = JG_FLAG_MODE,
+    [F_DISABLE_RULE] = JG_FLAG_DISABLE_RULE,
+    [F_PARITY] = JG_FLAG_PARITY,
+};
+
+static const struct jg_flags spec = {
+    .cmd = "scan",
+    .head = "Usage: jobguard scan [options] PATH...|-\n"
+            "\n"
+            "Checks every stored object of a target kind in the PATHs (files, folders of\n"
+            "*.json/*.yaml/*.yml, or - for stdin; JSON or YAML, several documents, Lists such as\n"
+            "the output of kubectl get -o json one item at a time) as a CREATE of what is stored:\n"
+            "managedBy format and length, nested copies, delegation and the policy's allowed\n"
+            "controllers, each in its mode. Objects of other kinds are counted as skipped. Rules\n"
+            "that need an old object or the requesting user (immutability, status writers, the\n"
+            "Job status rules) cannot be checked on stored objects and are listed as such.\n"
+            "\n"
+            "  kubectl get jobs,cronjobs,jobsets.jobset.x-k8s.io -A -o json |\n"
+            "    jobguard scan --policy-file policy.yaml -\n"
+            "\n"
+            "Options:\n",
+    .tail = "\n"
+            "Exit status (as gator test): 0 no deny-mode rule broken, 1 some broken (or, with\n"
+            "--fail-on, a rule of that mode), 2 unreadable input (after reporting all the rest).\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 25,
+};
 
 /* One broken rule of one object, kept for PolicyReports. */
 struct result {
@@ -637,7 +656,7 @@ static void free_records(struct scan *s) {
 int jg_cmd_scan(int argc, char **argv) {
     struct scan s = {.cfg = JG_CONFIG_DEFAULT, .first_result = true};
     jg_config_modes_unset(&s.cfg);
-    const char *policy_path = NULL, *values_path = NULL;
+    struct jg_cli_policy_files pf = {0};
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     size_t n_paths = 0;
     struct jg_policy *policy = NULL;
@@ -646,66 +665,54 @@ int jg_cmd_scan(int argc, char **argv) {
         fprintf(stderr, "jobguard scan: out of memory\n");
         return rc;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool takes_value = strcmp(a, "--policy-file") == 0 || strcmp(a, "--values") == 0 ||
-                           strcmp(a, "--namespace") == 0 || strcmp(a, "-o") == 0 ||
-                           strcmp(a, "--output") == 0 || strcmp(a, "--fail-on") == 0 ||
-                           strcmp(a, "--mode") == 0 || strcmp(a, "--disable-rule") == 0 ||
-                           strcmp(a, "--parity") == 0;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            rc = EXIT_CLEAN;
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        switch (f) {
+        case JG_ARGS_STOP:
+            rc = it.status;
             goto out;
-        } else if (takes_value) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "jobguard scan: %s needs a value\n", a);
+        case JG_ARGS_OPERAND:
+            paths[n_paths++] = v;
+            break;
+        case F_NAMESPACE:
+            if (strlen(v) > JG_MAX_NAMESPACE_BYTES) {
+                fprintf(stderr, "jobguard scan: " JG_NAMESPACE_TOO_LONG_FMT "\n", "--namespace",
+                        JG_MAX_NAMESPACE_BYTES, strlen(v));
                 goto out;
             }
-            const char *v = argv[++i];
-            if (strcmp(a, "--policy-file") == 0) {
-                policy_path = v;
-            } else if (strcmp(a, "--values") == 0) {
-                values_path = v;
-            } else if (strcmp(a, "--namespace") == 0) {
-                if (strlen(v) > JG_MAX_NAMESPACE_BYTES) {
-                    fprintf(stderr, "jobguard scan: " JG_NAMESPACE_TOO_LONG_FMT "\n", "--namespace",
-                            JG_MAX_NAMESPACE_BYTES, strlen(v));
-                    goto out;
-                }
-                s.ns = v;
-            } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-                static const char *const names[] = {"text", "json", "policyreport", "openreports"};
-                size_t k = 0;
-                while (k < 4 && strcmp(v, names[k]) != 0)
-                    k++;
-                if (k == 4) {
-                    fprintf(stderr,
-                            "jobguard scan: %s: unsupported %s (text, json, policyreport "
-                            "or openreports)\n",
-                            a, v);
-                    goto out;
-                }
-                s.out = (enum output)k;
-            } else if (strcmp(a, "--fail-on") == 0) {
-                if (!jg_cli_fail_on("scan", v, &s.fail_on)) goto out;
-            } else if (!jg_cli_config_flag("scan", a, v, &s.cfg)) {
+            s.ns = v;
+            break;
+        case F_OUTPUT: {
+            static const char *const names[] = {"text", "json", "policyreport", "openreports"};
+            enum { N_NAMES = sizeof names / sizeof names[0] };
+            size_t k = 0;
+            while (k < N_NAMES && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == N_NAMES) {
+                fprintf(stderr,
+                        "jobguard scan: %.*s: unsupported %s (text, json, policyreport "
+                        "or openreports)\n",
+                        it.spelled_len, it.spelled, v);
                 goto out;
             }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "jobguard scan: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[n_paths++] = a;
+            s.out = (enum output)k;
+            break;
+        }
+        case F_FAIL_ON:
+            if (!jg_cli_fail_on("scan", v, &s.fail_on)) goto out;
+            break;
+        default: /* --parity, --disable-rule, --mode, --policy-file, --values */
+            if (!jg_cli_config_flag("scan", flags[f].name, v, &s.cfg, &pf)) goto out;
         }
     }
     if (!n_paths) {
         fprintf(stderr, "jobguard scan: no input: give files, folders or - for stdin\n");
-        usage(stderr);
+        jg_flags_usage(&spec, stderr);
         goto out;
     }
-    if (!jg_cli_load_policy("scan", policy_path, values_path, &policy)) goto out;
+    if (!jg_cli_load_policy("scan", pf.policy, pf.values, &policy)) goto out;
     jg_policy_apply(policy, &s.cfg);
 
     jg_reader *rd = jg_reader_open(paths, n_paths);

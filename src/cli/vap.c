@@ -5,14 +5,64 @@
 #include "jobguard/policy.h"
 #include "jobguard/values.h"
 
+#include "flags.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "Usage: jobguard vap [--policy-file FILE | --values FILE] [--output yaml|json]\n"
+/* A DNS label's length: a namespace name, and the prefix of the objects' names. */
+#define LABEL_MAX 63
+
+enum {
+    F_POLICY,
+    F_VALUES,
+    F_OUTPUT,
+    F_KUBE_VERSION,
+    F_JOB_RULES,
+    F_NAME_PREFIX,
+    F_MODE,
+    F_EXCLUDE_NS,
+    F_NS_EXPRESSION,
+    F_EXPLAIN,
+    F_MARKDOWN,
+    F_COUNT
+};
+
+static const struct jg_flag flags[F_COUNT] = {
+    [F_POLICY] = JG_FLAG_POLICY_FILE,
+    [F_VALUES] = JG_FLAG_VALUES,
+    [F_OUTPUT] = {"output", 'o', "yaml|json",
+                  "yaml (default): documents separated by ---;\n"
+                  "json: one v1 List"},
+    [F_KUBE_VERSION] = {"kubernetes-version", 0, "V",
+                        "the cluster's minor version, 1.30 (the first with\n"
+                        "VAP v1) to 1.37 (default 1.35); below 1.32 the Job and\n"
+                        "CronJob format, length and immutability are emitted\n"
+                        "too (from 1.32 the API server checks them itself)"},
+    [F_JOB_RULES] = {"job-rules", 0, NULL, "emit those Job and CronJob rules whatever the version"},
+    [F_NAME_PREFIX] = {"name-prefix", 0, "P", "object names start with P- (default jobguard)"},
+    [F_MODE] = JG_FLAG_MODE,
+    [F_EXCLUDE_NS] = {"exclude-namespace", 0, "NS",
+                      "a namespace the bindings skip, as the chart's webhooks\n"
+                      "(repeatable; default kube-system; the chart puts its\n"
+                      "own exemptions on the bindings)"},
+    [F_NS_EXPRESSION] = {"namespace-selector-expression", 0, "JSON",
+                         "one more namespaceSelector matchExpressions entry,\n"
+                         "e.g. '{\"key\":\"jobguard.io/ignore\",\"operator\":\n"
+                         "\"DoesNotExist\"}' (repeatable)"},
+    [F_EXPLAIN] = {"explain", 0, NULL,
+                   "print, instead of the objects, every rule and target:\n"
+                   "enforced by the VAP (validationActions, how) or not\n"
+                   "(why)"},
+    [F_MARKDOWN] = {"markdown", 0, NULL, "with --explain: as a Markdown table (docs/vap.md)"},
+};
+
+static const struct jg_flags spec = {
+    .cmd = "vap",
+    .head = "Usage: jobguard vap [--policy-file FILE | --values FILE] [--output yaml|json]\n"
             "                    [--kubernetes-version 1.30..1.37] [--job-rules]\n"
             "                    [--name-prefix P] [--mode ID=MODE]...\n"
             "                    [--exclude-namespace NS]... [--namespace-selector-expression "
@@ -27,107 +77,85 @@ static void usage(FILE *f) {
             "and mode: deny -> [Deny], warn -> [Warn], audit -> [Audit], off -> none. The Job\n"
             "status rules stay with the webhook. docs/vap.md lists what each rule becomes.\n"
             "\n"
-            "Options:\n"
-            "  --policy-file FILE        the policy (modes, controllers, targets)\n"
-            "  --values FILE             the policy of a Helm values file (.policy, as the chart\n"
-            "                            writes it); instead of --policy-file\n"
-            "  -o, --output yaml|json    yaml (default): documents separated by ---;\n"
-            "                            json: one v1 List\n"
-            "  --kubernetes-version V    the cluster's minor version, 1.30 (the first with\n"
-            "                            VAP v1) to 1.37 (default 1.35); below 1.32 the Job and\n"
-            "                            CronJob format, length and immutability are emitted\n"
-            "                            too (from 1.32 the API server checks them itself)\n"
-            "  --job-rules               emit those Job and CronJob rules whatever the version\n"
-            "  --name-prefix P           object names start with P- (default jobguard)\n"
-            "  --mode ID=MODE            a rule's mode, over the policy file's (as check)\n"
-            "  --exclude-namespace NS    a namespace the bindings skip, as the chart's webhooks\n"
-            "                            (repeatable; default kube-system; the chart puts its\n"
-            "                            own exemptions on the bindings)\n"
-            "  --namespace-selector-expression JSON\n"
-            "                            one more namespaceSelector matchExpressions entry,\n"
-            "                            e.g. '{\"key\":\"jobguard.io/ignore\",\"operator\":\n"
-            "                            \"DoesNotExist\"}' (repeatable)\n"
-            "  --explain                 print, instead of the objects, every rule and target:\n"
-            "                            enforced by the VAP (validationActions, how) or not\n"
-            "                            (why); --markdown as a Markdown table (docs/vap.md)\n"
-            "  --help                    this text\n"
-            "\n"
+            "Options:\n",
+    .tail = "\n"
             "Exit status: 0 printed, 2 bad arguments or policy, or an object over 1 MiB\n"
-            "(reason on stderr).\n");
-}
+            "(reason on stderr).\n",
+    .flag = flags,
+    .n = F_COUNT,
+    .indent = 28,
+};
 
-/* A readable YAML of a JSON tree: block mappings and sequences, strings double-quoted in JSON
- * syntax (a JSON string is a YAML double-quoted scalar). */
-static void yaml(FILE *f, const json_t *v, int indent, bool in_seq);
-
-/* A JSON scalar as a YAML double-quoted one: what JSON leaves raw but YAML folds or refuses is
- * escaped, so that a YAML reader gets the same string: the line breaks NEL (U+0085), U+2028 and
- * U+2029 (YAML folds them into a space or a newline), DEL and the other C1 controls, the BOM and
- * U+FFFE/U+FFFF (not printable in YAML). */
-static void yaml_scalar(FILE *f, const json_t *v) {
-    char *s = json_dumps(v, JSON_ENCODE_ANY);
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned cp = 0;
-        size_t n = 0;
-        if (*p == 0x7f)
-            cp = 0x7f, n = 1;
-        else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-            cp = p[1], n = 2;
-        else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
-            cp = 0x2000u | (p[2] - 0x80u), n = 3;
-        else if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
-            cp = 0xfeff, n = 3;
-        else if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
-            cp = 0xffc0u | (p[2] & 0x3fu), n = 3;
-        if (n) {
-            fprintf(f, "\\u%04x", cp);
-            p += n - 1;
-        } else {
-            fputc(*p, f);
-        }
-    }
-    free(s);
-}
-
-static bool is_container(const json_t *v) {
-    return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
-}
-
-static void yaml(FILE *f, const json_t *v, int indent, bool in_seq) {
-    if (json_is_object(v)) {
-        const char *k;
-        json_t *x;
-        bool first = true;
+/* A JSON tree as YAML events: block mappings and sequences (empty ones in flow style), keys
+ * plain where libyaml can, strings double-quoted (so that "true" or "1.35" stay strings), other
+ * scalars plain as JSON writes them. In a double-quoted scalar libyaml escapes what YAML would
+ * fold or refuses raw: the line breaks NEL (U+0085), U+2028 and U+2029, DEL, the C1 controls,
+ * the BOM and U+FFFE/U+FFFF. False when the emitter fails (out of memory). */
+static bool emit(yaml_emitter_t *em, const json_t *v) {
+    yaml_event_t ev;
+    const char *k;
+    json_t *x;
+    size_t i;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                            json_object_size(v) ? YAML_BLOCK_MAPPING_STYLE
+                                                                : YAML_FLOW_MAPPING_STYLE);
+        if (!yaml_emitter_emit(em, &ev)) return false;
         json_object_foreach((json_t *)v, k, x) {
-            if (!(first && in_seq)) fprintf(f, "%*s", indent, "");
-            first = false;
-            fprintf(f, "%s:", k);
-            if (is_container(x)) {
-                fputc('\n', f);
-                yaml(f, x, json_is_array(x) ? indent : indent + 2, false);
-            } else {
-                fputc(' ', f);
-                yaml_scalar(f, x);
-                fputc('\n', f);
-            }
+            yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)k, (int)strlen(k), 1, 1,
+                                         YAML_ANY_SCALAR_STYLE);
+            if (!yaml_emitter_emit(em, &ev) || !emit(em, x)) return false;
         }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *x;
-        json_array_foreach(v, i, x) {
-            fprintf(f, "%*s- ", indent, "");
-            if (json_is_object(x) && json_object_size(x)) {
-                yaml(f, x, indent + 2, true);
-            } else {
-                yaml_scalar(f, x);
-                fputc('\n', f);
-            }
-        }
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev);
+    case JSON_ARRAY:
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+                                             json_array_size(v) ? YAML_BLOCK_SEQUENCE_STYLE
+                                                                : YAML_FLOW_SEQUENCE_STYLE);
+        if (!yaml_emitter_emit(em, &ev)) return false;
+        json_array_foreach(v, i, x) if (!emit(em, x)) return false;
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev);
+    case JSON_STRING:
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)json_string_value(v),
+                                     (int)json_string_length(v), 0, 1,
+                                     YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+        return yaml_emitter_emit(em, &ev);
+    default: {
+        char *s = json_dumps(v, JSON_ENCODE_ANY);
+        if (!s) return false;
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 0,
+                                     YAML_PLAIN_SCALAR_STYLE);
+        free(s);
+        return yaml_emitter_emit(em, &ev);
     }
+    }
+}
+
+/* The objects as YAML documents, each starting with ---, lines never folded. */
+static bool print_yaml(const json_t *objs) {
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&em)) return false;
+    yaml_emitter_set_output_file(&em, stdout);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, -1);
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    bool ok = yaml_emitter_emit(&em, &ev);
+    size_t i;
+    json_t *x;
+    json_array_foreach(objs, i, x) {
+        if (!ok) break;
+        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0);
+        ok = yaml_emitter_emit(&em, &ev) && emit(&em, x);
+        yaml_document_end_event_initialize(&ev, 1);
+        ok = ok && yaml_emitter_emit(&em, &ev);
+    }
+    yaml_stream_end_event_initialize(&ev);
+    ok = ok && yaml_emitter_emit(&em, &ev) && yaml_emitter_flush(&em);
+    yaml_emitter_delete(&em);
+    return ok;
 }
 
 /* The rows of jg_vap_explain: a Markdown table, or one block per row. */
@@ -213,7 +241,8 @@ static bool expression_ok(const json_t *e) {
 }
 
 int jg_cmd_vap(int argc, char **argv) {
-    const char *policy_file = NULL, *values_file = NULL, *output = "yaml";
+    const char *output = "yaml";
+    struct jg_cli_policy_files pf = {0};
     const char **excluded = calloc((size_t)argc + 1, sizeof *excluded);
     size_t n_excluded = 0;
     json_t *exprs = json_array();
@@ -224,34 +253,39 @@ int jg_cmd_vap(int argc, char **argv) {
     bool explain = false, markdown = false;
     struct jg_config cfg = JG_CONFIG_DEFAULT;
     jg_config_modes_unset(&cfg);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            rc = 0;
+    struct jg_args it;
+    jg_args_init(&it, &spec, argc, argv);
+    const char *v;
+    for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
+        switch (f) {
+        case JG_ARGS_STOP:
+            rc = it.status;
             goto out;
-        }
-        if (strcmp(a, "--job-rules") == 0) {
+        case JG_ARGS_OPERAND:
+            fprintf(stderr, "jobguard vap: unexpected argument %s (try --help)\n", v);
+            goto out;
+        case F_JOB_RULES:
             o.job_rules = true;
-            continue;
-        }
-        if (strcmp(a, "--explain") == 0 || strcmp(a, "--markdown") == 0) {
-            *(a[2] == 'e' ? &explain : &markdown) = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "jobguard vap: %s needs a value (or is unknown)\n\n", a);
-            usage(stderr);
-            goto out;
-        }
-        const char *v = argv[++i];
-        if (strcmp(a, "--policy-file") == 0) {
-            policy_file = v;
-        } else if (strcmp(a, "--values") == 0) {
-            values_file = v;
-        } else if (strcmp(a, "--exclude-namespace") == 0 && v[0] && strlen(v) <= 63) {
-            excluded[n_excluded++] = v;
-        } else if (strcmp(a, "--namespace-selector-expression") == 0) {
+            break;
+        case F_EXPLAIN:
+            explain = true;
+            break;
+        case F_MARKDOWN:
+            markdown = true;
+            break;
+        case F_EXCLUDE_NS:
+        case F_NAME_PREFIX:
+            if (!v[0] || strlen(v) > LABEL_MAX) {
+                fprintf(stderr, "jobguard vap: --%s: \"%s\" is not 1 to %d characters\n",
+                        flags[f].name, v, LABEL_MAX);
+                goto out;
+            }
+            if (f == F_EXCLUDE_NS)
+                excluded[n_excluded++] = v;
+            else
+                o.prefix = v;
+            break;
+        case F_NS_EXPRESSION: {
             json_t *e = json_loads(v, 0, NULL);
             if (!expression_ok(e)) {
                 fprintf(stderr,
@@ -263,10 +297,17 @@ int jg_cmd_vap(int argc, char **argv) {
                 goto out;
             }
             json_array_append_new(exprs, e);
-        } else if ((!strcmp(a, "--output") || !strcmp(a, "-o")) &&
-                   (!strcmp(v, "yaml") || !strcmp(v, "json"))) {
+            break;
+        }
+        case F_OUTPUT:
+            if (strcmp(v, "yaml") != 0 && strcmp(v, "json") != 0) {
+                fprintf(stderr, "jobguard vap: %.*s: unsupported %s (yaml or json)\n",
+                        it.spelled_len, it.spelled, v);
+                goto out;
+            }
             output = v;
-        } else if (strcmp(a, "--kubernetes-version") == 0) {
+            break;
+        case F_KUBE_VERSION: {
             char *end;
             long m = strncmp(v, "1.", 2) == 0 ? strtol(v + 2, &end, 10) : 0;
             if (m < 30 || m > 37 || *end) {
@@ -274,19 +315,14 @@ int jg_cmd_vap(int argc, char **argv) {
                 goto out;
             }
             minor = (int)m;
-        } else if (strcmp(a, "--name-prefix") == 0 && v[0] && strlen(v) <= 63) {
-            o.prefix = v;
-        } else if (strcmp(a, "--mode") == 0) {
-            char err[300];
-            if (!jg_mode_set(v, strlen(v), cfg.mode, err, sizeof err)) {
-                fprintf(stderr, "jobguard vap: --mode: %s\n", err);
-                goto out;
-            }
-            jg_buf_printf(&modes, "%s%s", modes.len ? "," : "", v);
-        } else {
-            fprintf(stderr, "jobguard vap: bad option %s %s\n\n", a, v);
-            usage(stderr);
-            goto out;
+            break;
+        }
+        case F_MODE:
+            if (!jg_cli_config_flag("vap", "mode", v, &cfg, &pf)) goto out;
+            jg_buf_printf(&modes, "%s%s", modes.len ? "," : "", v); /* for the annotation */
+            break;
+        default: /* --policy-file, --values */
+            if (!jg_cli_config_flag("vap", flags[f].name, v, &cfg, &pf)) goto out;
         }
     }
     for (const char *c = o.prefix; *c; c++)
@@ -302,13 +338,13 @@ int jg_cmd_vap(int argc, char **argv) {
     }
     if (minor < 32) o.job_rules = true;
     struct jg_policy *p = NULL;
-    if (!jg_cli_load_policy("vap", policy_file, values_file, &p)) goto out;
+    if (!jg_cli_load_policy("vap", pf.policy, pf.values, &p)) goto out;
     /* the digest the chart computes of .Values.policy (`toJson`): with --values, the loaded
      * policy's; of a policy file, its tree written as Helm writes it */
     char sha[65] = "", err[1024];
-    if (values_file && p)
+    if (pf.values && p)
         memcpy(sha, p->sha256, sizeof sha);
-    else if (!jg_policy_chart_sha256(policy_file, sha, err, sizeof err)) {
+    else if (!jg_policy_chart_sha256(pf.policy, sha, err, sizeof err)) {
         fprintf(stderr, "jobguard vap: %s\n", err);
         jg_policy_free(p);
         goto out;
@@ -336,11 +372,9 @@ int jg_cmd_vap(int argc, char **argv) {
         fputc('\n', stdout);
         json_decref(list);
     } else {
-        size_t i;
-        json_t *x;
-        json_array_foreach(objs, i, x) {
-            fputs("---\n", stdout);
-            yaml(stdout, x, 0, false);
+        if (!print_yaml(objs)) {
+            fprintf(stderr, "jobguard vap: writing YAML: out of memory\n");
+            rc = 2;
         }
     }
     json_decref(objs);
