@@ -52,8 +52,9 @@ enum jg_rule_id {
     JG_R_POLICY_STATUS_WRITERS,
     JG_RULE_COUNT
 };
-/* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[64]. */
-_Static_assert(JG_RULE_COUNT <= 64, "rule bit masks hold at most 64 rules");
+/* Rule sets are uint64_t bit masks (jg_errors.rules, jg_config.disabled) and mode[JG_RULE_MAX]. */
+#define JG_RULE_MAX 64
+_Static_assert(JG_RULE_COUNT <= JG_RULE_MAX, "rule bit masks hold at most 64 rules");
 
 /* Kubernetes versions whose wording jobguard reproduces (docs/rules.md §6), oldest first: 1.36
  * changed rule 34; 1.37 has 1.36's texts (and Job's new spec.scheduling, which no rule reads). */
@@ -78,7 +79,8 @@ const char *jg_mode_name(enum jg_mode m);
 bool jg_mode_parse(const char *s, enum jg_mode *out);
 /* Applies one "ID=MODE" of `n` bytes (ID a rule ID, or "*" for every rule) to `mode`; false with
  * the reason in `err` (as `check --mode` and `serve --mode` take them). */
-bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap);
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[JG_RULE_MAX], char *err,
+                 size_t errcap);
 
 /* In jg_config.mode: no mode given by a flag for this rule; the policy file's mode applies (deny
  * without a policy file). The engine reads any value outside enum jg_mode as deny. */
@@ -92,7 +94,7 @@ struct jg_config {
     /* Per rule: JG_MODE_DENY (0, the default) .. JG_MODE_OFF, or JG_MODE_UNSET. The flags
      * (--mode) fill it first, leaving JG_MODE_UNSET where they say nothing; jg_policy_apply fills
      * those from the policy's "modes". So --mode wins over the file, --disable-rule over both. */
-    unsigned char mode[64];
+    unsigned char mode[JG_RULE_MAX];
     /* The policy snapshot deciding this request (controllers, status writers, targets); NULL =
      * no policy file: built-in targets, no allow-list, no status-writer binding. */
     const struct jg_policy *policy;

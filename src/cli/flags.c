@@ -26,6 +26,11 @@ int jg_args_next(struct jg_args *it, const char **value) {
     if (it->i >= it->argc) return JG_ARGS_END;
     const char *a = it->argv[it->i++];
     if (it->operands_only || a[0] != '-' || a[1] == '\0') {
+        if (s->no_operands) {
+            fprintf(stderr, "jobguard %s: unexpected argument %s (try --help)\n", s->cmd, a);
+            it->status = 2;
+            return JG_ARGS_STOP;
+        }
         *value = a;
         return JG_ARGS_OPERAND;
     }

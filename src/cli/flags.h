@@ -23,8 +23,9 @@ struct jg_flags {
     const char *tail; /* the usage text after them, or NULL */
     const struct jg_flag *flag;
     int n;
-    int indent; /* the column where a flag's help starts; 0: each help under its flag, with
-                 * the default and the environment variable (JOBGUARD_NAME) of every flag */
+    bool no_operands; /* an operand is an error ("unexpected argument") */
+    int indent;       /* the column where a flag's help starts; 0: each help under its flag, with
+                       * the default and the environment variable (JOBGUARD_NAME) of every flag */
 };
 
 /* What jg_args_next returns besides the index of a flag in the table. */

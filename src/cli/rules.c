@@ -25,6 +25,7 @@ static const struct jg_flags spec = {
             "Options:\n",
     .flag = flags,
     .n = F_COUNT,
+    .no_operands = true,
     .indent = 17,
 };
 
@@ -35,10 +36,6 @@ int jg_cmd_rules(int argc, char **argv) {
     const char *v;
     for (int f; (f = jg_args_next(&it, &v)) != JG_ARGS_END;) {
         if (f == JG_ARGS_STOP) return it.status;
-        if (f == JG_ARGS_OPERAND) {
-            fprintf(stderr, "jobguard rules: unexpected argument %s (try --help)\n", v);
-            return 2;
-        }
         markdown = true; /* F_MARKDOWN */
     }
     if (markdown) {

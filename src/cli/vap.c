@@ -83,6 +83,7 @@ static const struct jg_flags spec = {
             "(reason on stderr).\n",
     .flag = flags,
     .n = F_COUNT,
+    .no_operands = true,
     .indent = 28,
 };
 
@@ -260,9 +261,6 @@ int jg_cmd_vap(int argc, char **argv) {
         switch (f) {
         case JG_ARGS_STOP:
             rc = it.status;
-            goto out;
-        case JG_ARGS_OPERAND:
-            fprintf(stderr, "jobguard vap: unexpected argument %s (try --help)\n", v);
             goto out;
         case F_JOB_RULES:
             o.job_rules = true;

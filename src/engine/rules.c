@@ -1113,7 +1113,8 @@ bool jg_mode_parse(const char *s, enum jg_mode *out) {
     return false;
 }
 
-bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, size_t errcap) {
+bool jg_mode_set(const char *spec, size_t n, unsigned char mode[JG_RULE_MAX], char *err,
+                 size_t errcap) {
     const char *eq = memchr(spec, '=', n);
     char id[128], name[16];
     enum jg_mode m;
@@ -1129,7 +1130,7 @@ bool jg_mode_set(const char *spec, size_t n, unsigned char mode[64], char *err, 
     }
     snprintf(id, sizeof id, "%.*s", (int)(idn < sizeof id ? idn : sizeof id - 1), spec);
     if (idn == 1 && spec[0] == '*') {
-        memset(mode, m, 64);
+        memset(mode, m, JG_RULE_MAX);
         return true;
     }
     const struct jg_rule *r = idn < sizeof id ? jg_rule_find(id) : NULL;

@@ -43,7 +43,7 @@ same_as "policy check --values=FILE" policy check --values "$in/values.yaml" -- 
 same_as "convert -- ends the options" convert "$in/job-ok.json" -- convert -- "$in/job-ok.json"
 
 # errors: exit 2, the command and the flag named, nothing on stdout
-for cmd in check scan replay vap convert rules "policy check" "policy show"; do
+for cmd in check scan replay vap convert rules "policy check" "policy show" serve; do
     # shellcheck disable=SC2086 # "policy check" is two words
     expect_rc "$cmd: unknown flag exits 2" 2 "$bin" $cmd --no-such-flag
     expect_grep "$cmd: unknown flag named" "$tmp/err" "jobguard $cmd: unknown option --no-such-flag (try --help)"
@@ -52,7 +52,7 @@ for cmd in check scan replay vap convert rules "policy check" "policy show"; do
     expect_rc "$cmd: unknown flag=value exits 2" 2 "$bin" $cmd --no-such-flag=1
     expect_grep "$cmd: unknown flag=value named" "$tmp/err" "unknown option --no-such-flag=1"
 done
-for c in "check --policy-file" "scan --values" "replay -o" "vap --output" "policy check --values"; do
+for c in "check --policy-file" "scan --values" "replay -o" "vap --output" "policy check --values" "serve --threads"; do
     # shellcheck disable=SC2086
     expect_rc "$c (no value) exits 2" 2 "$bin" $c
     expect_grep "$c: says it needs a value" "$tmp/err" "${c##* } needs a value"
@@ -68,6 +68,16 @@ expect_rc "policy check: two files" 2 "$bin" policy check "$in/policy.json" "$in
 expect_grep "  says one" "$tmp/err" "jobguard policy check: give one FILE or --values VALUES"
 expect_rc "scan --output=yaml: the value checked as with a space" 2 "$bin" scan --output=yaml "$in/job-ok.json"
 expect_grep "  named as written" "$tmp/err" "jobguard scan: --output: unsupported yaml"
+
+# serve: the same parser, then its own checks (before any file is read)
+expect_rc "serve --port=N --ops-port=N: both read, then refused" 2 "$bin" serve --tls-cert-file=c.pem --tls-private-key-file k.pem --port=9443 --ops-port 9443
+expect_grep "  names both" "$tmp/err" "jobguard serve: --port and --ops-port must differ (both 9443)"
+expect_rc "serve --memory-budget=1Mi: a value with '=' read whole" 2 "$bin" serve --tls-cert-file=c.pem --tls-private-key-file=k.pem --memory-budget=1Mi --connection-memory-limit=8KiB --max-header-bytes=8KiB
+expect_grep "  checked as with a space" "$tmp/err" "--connection-memory-limit (8192) must be at least twice --max-header-bytes (8192)"
+expect_rc "serve takes no operand" 2 "$bin" serve extra
+expect_grep "  named" "$tmp/err" "jobguard serve: unexpected argument extra (try --help)"
+expect_rc "serve --help" 0 "$bin" serve --help
+expect_grep "serve --help: default and variable from the table" "$tmp/out" "      default: 9443; env: JOBGUARD_PORT"
 
 # the usage text is printed from the table: every flag of the table appears in --help
 expect_rc "check --help" 0 "$bin" check --help
