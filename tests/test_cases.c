@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *cases_dir;
+static const char *cases_dir;
 static char **names;
 static int ncases;
 

@@ -330,11 +330,11 @@ END_TEST
 
 /* ---- Policy-AllowedControllers ---- */
 
-static char *mgr_ns[] = {"team-*", "batch"};
-static char *any_ns[] = {"kueue-*"};
-static char *sa_users[] = {"system:serviceaccount:ctl:ctl"};
-static char *writer_groups[] = {"ctl-writers"};
-static char *masters[] = {"system:masters"};
+static const char *mgr_ns[] = {"team-*", "batch"};
+static const char *any_ns[] = {"kueue-*"};
+static const char *sa_users[] = {"system:serviceaccount:ctl:ctl"};
+static const char *writer_groups[] = {"ctl-writers"};
+static const char *masters[] = {"system:masters"};
 static struct jg_policy_controller ctls[] = {
     {.name = "kueue.x-k8s.io/multikueue", .name_len = sizeof "kueue.x-k8s.io/multikueue" - 1},
     {.name = "z.io/ctl", .name_len = sizeof "z.io/ctl" - 1, .namespaces = {mgr_ns, 2}},

@@ -649,7 +649,7 @@ END_TEST
 /* ---- match: name sets and namespace globs (include/jobguard/match.h) ---- */
 
 START_TEST(strset_lookup) {
-    char *names[] = {"system:masters", "b", "a", "ab", "zz", "system:master"};
+    const char *names[] = {"system:masters", "b", "a", "ab", "zz", "system:master"};
     struct jg_strset set;
     ck_assert(jg_strset_build(&set, names, 6));
     for (size_t i = 0; i < 6; i++)

@@ -20,7 +20,7 @@ struct jg_strset {
 
 /* Builds `s` over v[0..n) (the strings stay owned by the caller and must outlive the set).
  * false: out of memory (s is left empty). */
-bool jg_strset_build(struct jg_strset *s, char *const *v, size_t n);
+bool jg_strset_build(struct jg_strset *s, const char *const *v, size_t n);
 bool jg_strset_has(const struct jg_strset *s, jg_str key);
 void jg_strset_free(struct jg_strset *s);
 
@@ -63,7 +63,7 @@ struct jg_nsmatch {
 };
 
 /* false: out of memory (m is left empty). */
-bool jg_nsmatch_build(struct jg_nsmatch *m, char *const *globs, size_t n);
+bool jg_nsmatch_build(struct jg_nsmatch *m, const char *const *globs, size_t n);
 bool jg_nsmatch_has(const struct jg_nsmatch *m, jg_str ns);
 void jg_nsmatch_free(struct jg_nsmatch *m);
 

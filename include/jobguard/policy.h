@@ -12,13 +12,13 @@
 #include <stddef.h>
 
 struct jg_strv {
-    char **v; /* NUL-terminated strings, owned */
+    const char **v; /* NUL-terminated strings; owned by a loaded policy, literals in built-ins */
     size_t n;
 };
 
 struct jg_policy_nested {
-    char *path;           /* dotted, "[*]" for every element of a list */
-    char *reserved_value; /* the nested kind's own value; "" = the copy must be absent */
+    const char *path;           /* dotted, "[*]" for every element of a list */
+    const char *reserved_value; /* the nested kind's own value; "" = the copy must be absent */
     /* One entry per "[*]" of path, outermost first: the field that keys the list's elements
      * (its listMapKey, e.g. "name" for JobSet's replicatedJobs), so that an UPDATE matches a
      * copy with the stored one by key; "" = matched by element index (docs/targets.md).
@@ -28,12 +28,12 @@ struct jg_policy_nested {
 
 /* One workload kind that delegates through a managedBy field. */
 struct jg_policy_target {
-    char *group; /* "" for the core group */
+    const char *group; /* "" for the core group */
     struct jg_strv versions;
-    char *kind;
-    char *resource;        /* plural, e.g. "jobsets" */
-    char *managed_by_path; /* dotted, e.g. "spec.runPolicy.managedBy" */
-    char *reserved_value;  /* the project's own controller, e.g.
+    const char *kind;
+    const char *resource;        /* plural, e.g. "jobsets" */
+    const char *managed_by_path; /* dotted, e.g. "spec.runPolicy.managedBy" */
+    const char *reserved_value;  /* the project's own controller, e.g.
                               "jobset.sigs.k8s.io/jobset-controller" */
     struct jg_policy_nested *nested;
     size_t n_nested;
@@ -42,7 +42,7 @@ struct jg_policy_target {
 };
 
 struct jg_policy_controller {
-    char *name;                  /* a managedBy value */
+    const char *name;            /* a managedBy value */
     size_t name_len;             /* strlen(name), for the request path */
     struct jg_strv namespaces;   /* name globs; empty (n == 0) = every namespace */
     bool has_status_writers;     /* "statusWriters" given: the binding applies to this controller */

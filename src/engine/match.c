@@ -19,7 +19,7 @@ static int cmp_slot(const void *a, const void *b) {
     return cmp_len_bytes(*(const jg_str *)a, *(const jg_str *)b);
 }
 
-bool jg_strset_build(struct jg_strset *s, char *const *v, size_t n) {
+bool jg_strset_build(struct jg_strset *s, const char *const *v, size_t n) {
     s->n = 0;
     s->v = malloc((n ? n : 1) * sizeof *s->v);
     if (!s->v) return false;
@@ -194,10 +194,10 @@ void jg_glob_free(struct jg_glob *g) {
 
 /* ---- a controller's namespaces ---- */
 
-bool jg_nsmatch_build(struct jg_nsmatch *m, char *const *globs, size_t n) {
+bool jg_nsmatch_build(struct jg_nsmatch *m, const char *const *globs, size_t n) {
     memset(m, 0, sizeof *m);
     m->any = n == 0;
-    char **lits = malloc((n ? n : 1) * sizeof *lits);
+    const char **lits = malloc((n ? n : 1) * sizeof *lits);
     m->globs = malloc((n ? n : 1) * sizeof *m->globs);
     bool ok = lits && m->globs;
     size_t n_lits = 0;

@@ -8,14 +8,14 @@
  * kube-controller-manager. */
 #define JOB_CONTROLLER "kubernetes.io/job-controller"
 
-static char *batch_v1[] = {"v1"};
-static char *jobset_versions[] = {"v1alpha2"};
-static char *trainer_versions[] = {"v1alpha1"};
-static char *kubeflow_v1[] = {"v1"};
-static char *mpi_v2beta1[] = {"v2beta1"};
-static char *ray_v1[] = {"v1"};
-static char *appwrapper_versions[] = {"v1beta2"};
-static char *tekton_versions[] = {"v1", "v1beta1"};
+static const char *batch_v1[] = {"v1"};
+static const char *jobset_versions[] = {"v1alpha2"};
+static const char *trainer_versions[] = {"v1alpha1"};
+static const char *kubeflow_v1[] = {"v1"};
+static const char *mpi_v2beta1[] = {"v2beta1"};
+static const char *ray_v1[] = {"v1"};
+static const char *appwrapper_versions[] = {"v1beta2"};
+static const char *tekton_versions[] = {"v1", "v1beta1"};
 
 /* Each project's own value (docs/targets.md lists where each one comes from). */
 #define JOBSET_CONTROLLER "jobset.sigs.k8s.io/jobset-controller"
@@ -28,7 +28,7 @@ static char *tekton_versions[] = {"v1", "v1beta1"};
 
 /* Nested copies: each must be absent or the nested kind's own value. */
 /* JobSet's replicatedJobs is a listType=map keyed by name (jobset_types.go +listMapKey=name) */
-static char *jobset_replicated_jobs_key[] = {"name"};
+static const char *jobset_replicated_jobs_key[] = {"name"};
 static struct jg_policy_nested jobset_nested[] = {
     {.path = "spec.replicatedJobs[*].template.spec.managedBy",
      .reserved_value = JOB_CONTROLLER,

@@ -850,7 +850,7 @@ struct jg_policy *jg_policy_load_file(const char *path, char *err, size_t errcap
 
 static void strv_free(struct jg_strv *v) {
     for (size_t i = 0; i < v->n; i++)
-        free(v->v[i]);
+        free((char *)v->v[i]); /* const for the built-in rows' literals */
     free(v->v);
 }
 
@@ -859,15 +859,15 @@ void jg_policy_free(struct jg_policy *p) {
     jg_policy_free_lookups(p);
     for (size_t i = 0; i < p->n_targets; i++) {
         struct jg_policy_target *t = &p->targets[i];
-        free(t->group);
+        free((char *)t->group);
         strv_free(&t->versions);
-        free(t->kind);
-        free(t->resource);
-        free(t->managed_by_path);
-        free(t->reserved_value);
+        free((char *)t->kind);
+        free((char *)t->resource);
+        free((char *)t->managed_by_path);
+        free((char *)t->reserved_value);
         for (size_t j = 0; j < t->n_nested; j++) {
-            free(t->nested[j].path);
-            free(t->nested[j].reserved_value);
+            free((char *)t->nested[j].path);
+            free((char *)t->nested[j].reserved_value);
             strv_free(&t->nested[j].list_keys);
         }
         free(t->nested);
@@ -875,7 +875,7 @@ void jg_policy_free(struct jg_policy *p) {
     free(p->targets);
     for (size_t i = 0; i < p->n_controllers; i++) {
         struct jg_policy_controller *k = &p->controllers[i];
-        free(k->name);
+        free((char *)k->name);
         strv_free(&k->namespaces);
         strv_free(&k->writer_users);
         strv_free(&k->writer_groups);
