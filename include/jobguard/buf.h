@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct jg_buf {
     char *data; /* NUL-terminated when non-NULL */
@@ -26,6 +27,20 @@ void jg_buf_puts(jg_buf *b, const char *s);
 void jg_buf_putc(jg_buf *b, char c);
 void jg_buf_printf(jg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void jg_buf_put_i64(jg_buf *b, int64_t v);
+
+/* The length of a string literal, counted by the compiler ("" refuses anything but a literal). */
+#define JG_LIT_LEN(lit) (sizeof("" lit) - 1)
+/* Whether the n bytes at p are the string literal lit. */
+#define JG_LIT_EQ(p, n, lit) ((n) == JG_LIT_LEN(lit) && memcmp((p), lit, JG_LIT_LEN(lit)) == 0)
+/* Whether the n bytes at p start with the string literal lit. */
+#define JG_LIT_PREFIX(p, n, lit) ((n) >= JG_LIT_LEN(lit) && memcmp((p), lit, JG_LIT_LEN(lit)) == 0)
+/* Whether the NUL-terminated s starts with the string literal lit. */
+#define JG_STARTS_WITH(s, lit) (strncmp((s), lit, JG_LIT_LEN(lit)) == 0)
+/* The value of the macro x as a string literal: JG_STRINGIFY(MAX_DEPTH) is "512". */
+#define JG_STRINGIFY(x) JG_STRINGIFY_(x)
+#define JG_STRINGIFY_(x) #x
+/* Appends the string literal lit. */
+#define jg_buf_put_lit(b, lit) jg_buf_put((b), "" lit, JG_LIT_LEN(lit))
 
 /* Go's strconv.Quote (fmt %q) of s, quotes included. */
 void jg_buf_go_quote(jg_buf *b, const char *s, size_t n);

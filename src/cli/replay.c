@@ -619,7 +619,8 @@ static bool dry_run(jg_str uri) {
     for (const char *p = q + 1; p < end;) {
         const char *amp = memchr(p, '&', (size_t)(end - p));
         const char *e = amp ? amp : end;
-        if ((size_t)(e - p) > 7 && memcmp(p, "dryRun=", 7) == 0) return true;
+        size_t n = (size_t)(e - p);
+        if (n > JG_LIT_LEN("dryRun=") && JG_LIT_PREFIX(p, n, "dryRun=")) return true; /* a value */
         p = e + 1;
     }
     return false;

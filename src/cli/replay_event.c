@@ -4,6 +4,8 @@
  * handed on as the slices they are; the engine's decoder reads them. */
 #include "replay.h"
 
+#include "jobguard/buf.h"
+
 #include <stdio.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -218,7 +220,8 @@ static bool jw_skip(struct jw *w, int depth) {
     if (w->p >= w->end) return fail(w, "unexpected end of the event");
     char c = *w->p;
     if (c == '{' || c == '[') {
-        if (depth >= MAX_DEPTH) return fail(w, "nested deeper than 512 levels");
+        if (depth >= MAX_DEPTH)
+            return fail(w, "nested deeper than " JG_STRINGIFY(MAX_DEPTH) " levels");
         w->p++;
         bool first = true;
         int st;
@@ -239,8 +242,8 @@ static bool jw_skip(struct jw *w, int depth) {
 }
 
 static bool is_null(struct jw *w) {
-    if (w->end - w->p >= 4 && memcmp(w->p, "null", 4) == 0) {
-        w->p += 4;
+    if (JG_LIT_PREFIX(w->p, (size_t)(w->end - w->p), "null")) {
+        w->p += JG_LIT_LEN("null");
         return true;
     }
     return false;

@@ -337,8 +337,9 @@ static void scan_object(struct scan *s, const struct jg_doc *d) {
             count_skipped(s, &meta);
         else /* the decoder names the object as check's "new object"; here it is the one */
             report_error(s, where,
-                         strncmp(err.message, "new object: ", 12) == 0 ? err.message + 12
-                                                                       : err.message);
+                         JG_STARTS_WITH(err.message, "new object: ")
+                             ? err.message + JG_LIT_LEN("new object: ")
+                             : err.message);
         jg_review_free(&rv);
         return;
     }

@@ -307,7 +307,7 @@ int jg_cmd_vap(int argc, char **argv) {
             break;
         case F_KUBE_VERSION: {
             char *end;
-            long m = strncmp(v, "1.", 2) == 0 ? strtol(v + 2, &end, 10) : 0;
+            long m = JG_STARTS_WITH(v, "1.") ? strtol(v + JG_LIT_LEN("1."), &end, 10) : 0;
             if (m < 30 || m > 37 || *end) {
                 fprintf(stderr, "jobguard vap: --kubernetes-version: %s is not 1.30 to 1.37\n", v);
                 goto out;

@@ -63,7 +63,7 @@ static void deny_invalid(const struct jg_request *q, const struct jg_errors *err
     for (size_t i = 0; i < errs->n; i++) {
         jg_str f = jg_err_field(errs, i), b = jg_err_body(errs, i);
         jg_buf_put(&o->causes, f.p, f.n);
-        jg_buf_put(&o->causes, ": ", 2);
+        jg_buf_put_lit(&o->causes, ": ");
         jg_buf_put(&o->causes, b.p, b.n);
         jg_buf_putc(&o->causes, '\n');
     }

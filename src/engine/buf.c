@@ -198,7 +198,7 @@ void jg_buf_json_string(jg_buf *b, const char *str, size_t n) {
         uint32_t r;
         size_t w = jg_utf8_decode(s + i, n - i, &r);
         if (w == 0) {
-            jg_buf_put(b, "\\ufffd", 6);
+            jg_buf_put_lit(b, "\\ufffd");
             i++;
         } else if (r == 0x2028 || r == 0x2029) {
             jg_buf_printf(b, "\\u%04x", (unsigned)r);

@@ -125,7 +125,7 @@ static struct jg_field_error *begin(struct jg_errors *e, int rule, enum jg_err_t
 
 /* ": " and then the bad value, whose bytes value_end marks (jg_err_value). */
 static void value_begin(struct jg_errors *e, struct jg_field_error *fe) {
-    jg_buf_put(&e->text, ": ", 2);
+    jg_buf_put_lit(&e->text, ": ");
     fe->value_off = e->text.len;
 }
 static void value_end(struct jg_errors *e, struct jg_field_error *fe) {
@@ -142,7 +142,7 @@ static void put_truncated(jg_buf *b, size_t n, const char *unit) {
 static void finish(struct jg_errors *e, struct jg_field_error *fe, const char *detail) {
     if (detail && *detail) {
         size_t n = strlen(detail), k = jg_utf8_cut(detail, n, JG_MAX_VALUE_BYTES);
-        jg_buf_put(&e->text, ": ", 2);
+        jg_buf_put_lit(&e->text, ": ");
         jg_buf_put(&e->text, detail, k);
         put_truncated(&e->text, n - k, "byte");
     }
@@ -324,11 +324,11 @@ void jg_err_not_supported_note(struct jg_errors *e, int rule, const char *field,
     jg_buf_reset(&e->scratch);
     if (n) jg_buf_puts(&e->scratch, "supported values: ");
     for (size_t i = 0; i < n && e->scratch.len <= JG_MAX_VALUE_BYTES; i++) {
-        if (i) jg_buf_put(&e->scratch, ", ", 2);
+        if (i) jg_buf_put_lit(&e->scratch, ", ");
         jg_buf_go_quote(&e->scratch, valid[i].p, valid[i].n);
     }
     if (note.n) {
-        if (e->scratch.len) jg_buf_put(&e->scratch, "; ", 2);
+        if (e->scratch.len) jg_buf_put_lit(&e->scratch, "; ");
         jg_buf_put(&e->scratch, note.p, note.n);
     }
     if (e->scratch.oom) {
@@ -380,7 +380,7 @@ static void put_error(const struct jg_errors *e, size_t i, jg_buf *out) {
     jg_str f = jg_err_field(e, i), body = jg_err_body(e, i);
     if (f.n) {
         jg_buf_put(out, f.p, f.n);
-        jg_buf_put(out, ": ", 2);
+        jg_buf_put_lit(out, ": ");
     }
     jg_buf_put(out, body.p, body.n);
 }
@@ -436,7 +436,7 @@ static size_t put_aggregate(const struct jg_errors *e, const bool *dup, uint64_t
         jg_buf_putc(out, '[');
         for (size_t i = 0, k = 0; i < e->n; i++) {
             if (dup[i] || !(rules & (UINT64_C(1) << e->v[i].rule))) continue;
-            if (k++) jg_buf_put(out, ", ", 2);
+            if (k++) jg_buf_put_lit(out, ", ");
             put_error(e, i, out);
         }
         jg_buf_putc(out, ']');
@@ -468,7 +468,7 @@ void jg_render_message(const struct jg_errors *e, const char *kind, const char *
     if (e->n == 0) return;
     bool *dup = duplicates(e, out);
     if (!dup) return;
-    jg_buf_put(out, ": ", 2);
+    jg_buf_put_lit(out, ": ");
     put_aggregate(e, dup, UINT64_MAX, out);
     jg_free(dup);
     put_truncated(out, e->omitted, "error");

@@ -7,6 +7,7 @@
 #include "jobguard/reader.h"
 
 #include "files.h"
+#include "jobguard/buf.h"
 #include "jobguard/readfile.h"
 
 #include <dirent.h>
@@ -21,6 +22,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#define UTF8_BOM "\xEF\xBB\xBF" /* skipped at the start of a file, as kubectl does */
 
 /* Bytes asked of read(2) at a time: large enough that the syscall cost vanishes against the
  * scan, small enough to stay in L2. */
@@ -355,8 +358,7 @@ static int member(jg_reader *r, bool *items, bool *named_items, const char **bad
         *bad = "unexpected end of JSON input (the value starting here is not closed)";
         return s < 0 ? -3 : -1;
     }
-    bool is_items =
-        r->pos - r->tok_start == 7 && memcmp(r->buf + r->tok_start, "\"items\"", 7) == 0;
+    bool is_items = JG_LIT_EQ(r->buf + r->tok_start, r->pos - r->tok_start, "\"items\"");
     *named_items = is_items;
     r->tok_start = NONE;
     int c = peek(r);
@@ -808,8 +810,8 @@ static int next_file(jg_reader *r, char *err, size_t errlen) {
          * is '{' or '['. */
         int c = peek(r);
         if (c == -3) return open_failed(r, err, errlen);
-        if (r->end - r->pos >= 3 && memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3) == 0) {
-            r->pos += 3;
+        if (JG_LIT_PREFIX(r->buf + r->pos, r->end - r->pos, UTF8_BOM)) {
+            r->pos += JG_LIT_LEN(UTF8_BOM);
             c = peek(r);
             if (c == -3) return open_failed(r, err, errlen);
         }

@@ -29,6 +29,7 @@
 
 /* Nesting deeper than this is refused: the JSON is written recursively. */
 #define MAX_DEPTH 512
+#define TOO_DEEP "nesting deeper than " JG_STRINGIFY(MAX_DEPTH) " levels"
 /* The most memory a document's tree (its nodes and texts, anchors kept) may take while it is
  * built: twice the document limit, counted as it grows. A node is 56 bytes and writes at least 2
  * bytes of JSON, so the largest object the API server accepts (3 MiB, 1.6 million one-digit
@@ -423,7 +424,7 @@ static void show_scalar(const char *s, size_t n, char *out, size_t cap) {
             out[o++] = (char)c;
     }
     out[o] = '\0';
-    if (n > 200 && o + 4 < cap) memcpy(out + o, "...", 4);
+    if (n > 200 && o + sizeof "..." < cap) memcpy(out + o, "...", sizeof "..."); /* with its NUL */
 }
 
 /* goyaml.v2's resolve() of a plain scalar (or one with a resolvable tag). */
@@ -792,7 +793,7 @@ static bool push_made_key(struct writer *w, const struct node *kn, const jg_buf 
 
 /* Pushes map's members (merges applied, in the order they were written) on the member stack. */
 static bool collect(struct writer *w, const struct node *map, unsigned depth) {
-    if (depth > MAX_DEPTH) return wfail(w, map, "nesting deeper than 512 levels");
+    if (depth > MAX_DEPTH) return wfail(w, map, TOO_DEEP);
     for (const struct node *kn = map->first; kn && kn->next; kn = kn->next->next) {
         const struct node *k = deref(kn), *v = kn->next;
         if (k->kind != N_SCALAR)
@@ -800,8 +801,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
                          k->kind == N_MAP ? "yaml: invalid map key: a mapping"
                                           : "yaml: invalid map key: a sequence");
         /* the common case first: a plain or quoted key without a tag that is a string */
-        if (surely_string(k->s, k->len, k->plain, k->tag) &&
-            !(k->len == 2 && memcmp(k->s, "<<", 2) == 0)) {
+        if (surely_string(k->s, k->len, k->plain, k->tag) && !JG_LIT_EQ(k->s, k->len, "<<")) {
             if (!push_member(w, kn, k->s, k->len, v)) return false;
             continue;
         }
@@ -809,7 +809,7 @@ static bool collect(struct writer *w, const struct node *map, unsigned depth) {
         err[0] = '\0';
         /* goyaml.v2's isMerge: a plain "<<" (or one tagged !!merge) */
         bool is_merge =
-            k->len == 2 && memcmp(k->s, "<<", 2) == 0 &&
+            JG_LIT_EQ(k->s, k->len, "<<") &&
             ((k->plain && !k->tag) || (k->tag && strcmp(k->tag, "tag:yaml.org,2002:merge") == 0));
         struct resolved r =
             is_merge ? (struct resolved){.kind = R_MERGE} : resolve_node(k, err, sizeof err);
@@ -899,7 +899,7 @@ static bool write_scalar(struct writer *w, const struct node *n) {
 }
 
 static bool write_node(struct writer *w, const struct node *n, unsigned depth) {
-    if (depth > MAX_DEPTH) return wfail(w, n, "nesting deeper than 512 levels");
+    if (depth > MAX_DEPTH) return wfail(w, n, TOO_DEEP);
     if (w->out->len > w->y->limit) {
         char msg[200];
         snprintf(
@@ -1035,7 +1035,7 @@ static const struct node *list_items(jg_yaml_stream *y, const struct node *root)
         size_t cnt = finish_members(y, base);
         for (size_t i = 0; i < cnt; i++) {
             const struct member *m = &y->mem[base + i];
-            if (m->klen == 5 && memcmp(m->key, "items", 5) == 0) {
+            if (JG_LIT_EQ(m->key, m->klen, "items")) {
                 const struct node *v = deref(m->value);
                 if (v && v->kind == N_SEQ) items = v;
             }
@@ -1046,7 +1046,7 @@ static const struct node *list_items(jg_yaml_stream *y, const struct node *root)
 }
 
 static bool is_items_key(const struct node *k) {
-    return k->kind == N_SCALAR && k->len == 5 && memcmp(k->s, "items", 5) == 0 &&
+    return k->kind == N_SCALAR && JG_LIT_EQ(k->s, k->len, "items") &&
            (!k->tag || strcmp(k->tag, "tag:yaml.org,2002:str") == 0);
 }
 
@@ -1183,7 +1183,7 @@ int jg_yaml_stream_next(jg_yaml_stream *y, jg_buf *out, struct jg_doc *d, char *
             }
             if (y->depth >= MAX_DEPTH) {
                 rc = yerr(y, (unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1,
-                          "nesting deeper than 512 levels", err, errlen);
+                          TOO_DEEP, err, errlen);
                 end_document(y);
                 y->failed = true; /* not skipped to its end: see above */
                 break;

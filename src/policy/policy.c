@@ -365,8 +365,8 @@ static bool check_field_path(struct ctx *c, const char *s, const char *path) {
             i++;
         if (++segments > MAX_PATH_SEGMENTS)
             return fail(c, path, "\"%s\" has more than %d fields", s, MAX_PATH_SEGMENTS);
-        bool list = strncmp(s + i, "[*]", 3) == 0;
-        if (list) i += 3;
+        bool list = JG_STARTS_WITH(s + i, "[*]");
+        if (list) i += JG_LIT_LEN("[*]");
         if (s[i] == '\0') {
             if (list)
                 return fail(c, path,
@@ -818,8 +818,9 @@ static struct jg_policy *load_json(const char *name, const char *json, size_t le
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         /* jansson names its own flag when it meets \u0000; the user needs only the fact */
-        char *flag = strstr(je.text, " without JSON_ALLOW_NUL");
-        if (flag) memmove(flag, flag + 23, strlen(flag + 23) + 1);
+        static const char nul_flag[] = " without JSON_ALLOW_NUL";
+        char *flag = strstr(je.text, nul_flag);
+        if (flag) memmove(flag, flag + sizeof nul_flag - 1, strlen(flag + sizeof nul_flag - 1) + 1);
         set_err(err, errcap, "%s:%d:%d: %s", name, je.line, je.column, je.text);
         return NULL;
     }

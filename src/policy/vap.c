@@ -106,7 +106,7 @@ static bool path_ok(const char *path) {
         for (size_t i = 0; i < sizeof cel_reserved / sizeof *cel_reserved; i++)
             if (strcmp(seg, cel_reserved[i]) == 0) return false;
         p += n;
-        if (strncmp(p, "[*]", 3) == 0) p += 3;
+        if (JG_STARTS_WITH(p, "[*]")) p += JG_LIT_LEN("[*]");
         if (*p == '.') p++;
     }
     return true;
@@ -141,10 +141,10 @@ static void typed_path(jg_buf *b, const char *root, const char *path, int *level
     size_t opens = 0;
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ".[");
-        bool list = strncmp(p + n, "[*]", 3) == 0;
+        bool list = JG_STARTS_WITH(p + n, "[*]");
         jg_buf_reset(&r);
         jg_buf_printf(&r, "%s.%.*s", cur.data, (int)n, p);
-        p += n + (list ? 3 : 0);
+        p += n + (list ? JG_LIT_LEN("[*]") : 0);
         if (*p == '.') p++;
         jg_buf_printf(b, "(!has(%s) || %s == null || (type(%s) == %s", r.data, r.data, r.data,
                       list ? "list"

@@ -78,11 +78,11 @@ status_t rd_i32(struct scanner *sc, const char *path, const char *key, jg_opt_i3
 status_t rd_bool(struct scanner *sc, const char *path, const char *key, bool *out) {
     *out = false;
     if (is_null(sc)) return JG_DECODE_OK;
-    if (literal(sc, "true", 4)) {
+    if (literal(sc, "true", JG_LIT_LEN("true"))) {
         *out = true;
         return JG_DECODE_OK;
     }
-    if (literal(sc, "false", 5)) return JG_DECODE_OK;
+    if (literal(sc, "false", JG_LIT_LEN("false"))) return JG_DECODE_OK;
     return rd_wrong_type(sc, path, key, "a boolean");
 }
 

@@ -19,6 +19,7 @@
 
 #include "../utf8.h"
 #include "jobguard/alloc.h"
+#include "jobguard/buf.h"
 #include "jobguard/decode.h"
 
 #include <stdlib.h>
@@ -239,11 +240,11 @@ static const unsigned char *scalar_end(const unsigned char *p, const unsigned ch
     size_t n = (size_t)(end - p);
     switch (*p) {
     case 't':
-        return n >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
+        return JG_LIT_PREFIX(p, n, "true") ? p + JG_LIT_LEN("true") : NULL;
     case 'f':
-        return n >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
+        return JG_LIT_PREFIX(p, n, "false") ? p + JG_LIT_LEN("false") : NULL;
     case 'n':
-        return n >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
+        return JG_LIT_PREFIX(p, n, "null") ? p + JG_LIT_LEN("null") : NULL;
     default:
         break;
     }

@@ -449,11 +449,14 @@ status_t scan_skip(struct scanner *sc) {
     case '"':
         return scan_string(sc, NULL);
     case 't':
-        return literal(sc, "true", 4) ? JG_DECODE_OK : scan_syntax(sc, "invalid literal");
+        return literal(sc, "true", JG_LIT_LEN("true")) ? JG_DECODE_OK
+                                                       : scan_syntax(sc, "invalid literal");
     case 'f':
-        return literal(sc, "false", 5) ? JG_DECODE_OK : scan_syntax(sc, "invalid literal");
+        return literal(sc, "false", JG_LIT_LEN("false")) ? JG_DECODE_OK
+                                                         : scan_syntax(sc, "invalid literal");
     case 'n':
-        return literal(sc, "null", 4) ? JG_DECODE_OK : scan_syntax(sc, "invalid literal");
+        return literal(sc, "null", JG_LIT_LEN("null")) ? JG_DECODE_OK
+                                                       : scan_syntax(sc, "invalid literal");
     default: {
         enum num_kind k = NUM_INT;
         int64_t v;

@@ -6,6 +6,7 @@
  * to read and let the scanner validate and skip the rest without allocating. Internal to
  * src/engine/decode/. */
 #include "index.h"
+#include "jobguard/buf.h"
 #include "jobguard/decode.h"
 
 #include <stdbool.h>
@@ -73,7 +74,7 @@ static inline bool literal(struct scanner *sc, const char *lit, size_t n) {
 }
 
 static inline bool is_null(struct scanner *sc) {
-    return literal(sc, "null", 4);
+    return literal(sc, "null", JG_LIT_LEN("null"));
 }
 
 /* Four hex digits at p (validated by the scanner before it is called on a string). */
