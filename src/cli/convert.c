@@ -36,32 +36,6 @@ static const struct jg_flags spec = {
     .indent = 14,
 };
 
-/* JSON text without the white space between tokens (strings kept byte for byte). Written straight
- * into out's room: the result is never longer than s. */
-static void put_compact(jg_buf *out, const char *s, size_t n) {
-    if (!jg_buf_reserve(out, n)) return;
-    char *o = out->data + out->len;
-    bool in = false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (in) {
-            if (c == '\\' && i + 1 < n) {
-                *o++ = c;
-                c = s[++i];
-            } else if (c == '"') {
-                in = false;
-            }
-        } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-            continue;
-        } else if (c == '"') {
-            in = true;
-        }
-        *o++ = c;
-    }
-    out->len = (size_t)(o - out->data);
-    out->data[out->len] = '\0';
-}
-
 int jg_cmd_convert(int argc, char **argv) {
     bool where = false;
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
@@ -110,7 +84,7 @@ int jg_cmd_convert(int argc, char **argv) {
         }
         jg_buf_reset(&line);
         if (where) jg_buf_printf(&line, "%s:%u: ", d.source, d.line);
-        put_compact(&line, d.json, d.len);
+        jg_cli_json_compact(&line, d.json, d.len);
         jg_buf_putc(&line, '\n');
         if (line.oom) {
             fprintf(stderr, "jobguard convert: out of memory\n");
