@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "jobguard/buf.h"
-#include "jobguard/cli.h"
 #include "jobguard/reader.h"
 
 static void usage(FILE *f) {

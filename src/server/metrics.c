@@ -4,7 +4,7 @@
  * change together under one lock, so that a scrape is a consistent snapshot: the histogram's
  * +Inf bucket equals its _count and equals the sum of requests_total. The rest are relaxed atomics.
  */
-#include "jobguard/server/metrics.h"
+#include "metrics.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

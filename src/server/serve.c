@@ -8,16 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobguard/cli.h"
+#include "../cli/cli.h"
 #include "jobguard/rules.h"
 #include "jobguard/server/budget.h"
 #include "jobguard/server/cgroup.h"
 #include "jobguard/server/log.h"
-#include "jobguard/server/metrics.h"
-#include "jobguard/server/policywatch.h"
-#include "jobguard/server/run.h"
-#include "jobguard/server/tlscert.h"
-#include "jobguard/server/transport.h"
+#include "metrics.h"
+#include "policywatch.h"
+#include "run.h"
+#include "tlscert.h"
+#include "transport.h"
+#include "watch.h"
 
 /* GnuTLS priority strings for --tls-min-version: NORMAL minus every protocol version but these. */
 #define PRIORITY_TLS12 "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
@@ -551,7 +552,8 @@ int jg_cmd_serve(int argc, char **argv) {
         jg_buf_free(&ca);
         return 2;
     }
-    if (val[F_POLICY][0]) jg_tls_watch_also(jg_policy_check_reload, val[F_POLICY]);
+    if (val[F_POLICY][0])
+        jg_watch_add(&(struct jg_watch_entry){val[F_POLICY], jg_policy_check_reload, NULL});
     int rc = jg_server_run(&cfg);
     jg_buf_free(&ca);
     return rc;
