@@ -65,6 +65,7 @@ enum {
     F_CONN_MEM,
     F_MAX_HEADER,
     F_MEM_BUDGET,
+    F_ZERO_SERIES,
     F_COUNT
 };
 
@@ -155,6 +156,11 @@ static const struct flag flags[F_COUNT] = {
                       "(16 KiB + --connection-memory-limit) per --max-connections; 256 MiB "
                       "without a limit. See docs/memory.md.",
                       0, 1ull << 40},
+    [F_ZERO_SERIES] = {"metrics-zero-series", K_STR, "true",
+                       "true or false: /metrics shows jobguard_rule_violations_total at 0, before "
+                       "its first event, for every rule that can fire for each kind in each mode "
+                       "(docs/monitoring.md); false = only series that happened.",
+                       0, 0},
 };
 
 static void env_name(const char *flag, char *out, size_t n) {
@@ -410,6 +416,11 @@ int jg_cmd_serve(int argc, char **argv) {
                 num[F_CONN_MEM], num[F_MAX_HEADER]);
         return 2;
     }
+    if (strcmp(val[F_ZERO_SERIES], "true") != 0 && strcmp(val[F_ZERO_SERIES], "false") != 0) {
+        fprintf(stderr, "jobguard serve: --metrics-zero-series must be true or false, not \"%s\"\n",
+                val[F_ZERO_SERIES]);
+        return 2;
+    }
     if (val[F_CLIENT_CN][0] && !val[F_CLIENT_CA][0]) {
         fprintf(stderr, "jobguard serve: --client-cn needs --client-ca-file\n");
         return 2;
@@ -417,6 +428,7 @@ int jg_cmd_serve(int argc, char **argv) {
 
     jg_log_setup(level, format, STDERR_FILENO);
     jg_metrics_reset();
+    jg_metrics_zero_series(strcmp(val[F_ZERO_SERIES], "true") == 0);
 
     struct jg_cgroup_limits cg;
     jg_cgroup_read("", &cg);
