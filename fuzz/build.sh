@@ -9,9 +9,9 @@ out=$1
 mkdir -p "$out"
 CC=${CC:-clang}
 
-# The engine, the policy file reader and the files layer (the policy file may be YAML; the one
-# reader of fuzz_reader): no CLI (src/cli), no server (src/server).
-engine="$(find "$root/src/engine" "$root/src/policy" "$root/src/files" -name '*.c' | sort | tr '\n' ' ')"
+# The base, the engine, the policy file reader and the files layer (the policy file may be YAML;
+# the one reader of fuzz_reader): no CLI (src/cli), no server (src/server), no VAP (src/vap).
+engine="$(find "$root/src/base" "$root/src/engine" "$root/src/policy" "$root/src/files" -name '*.c' | sort | tr '\n' ' ')"
 
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include

@@ -6,7 +6,7 @@
  * with the byte scanner: each bracket's closer and each string's end are where scan_skip ends. */
 #include "decode/index.h"
 #include "decode/scan.h"
-#include "utf8.h"
+#include "jobguard/utf8.h"
 
 #include <check.h>
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /* Every allocation of the engine goes through these hooks so that a chaos test can fail the Nth one
- * (and jansson's are routed here too by jg_alloc_install_jansson()). */
+ * (and jansson's are routed here too by jg_alloc_set). */
 #ifndef JOBGUARD_ALLOC_H
 #define JOBGUARD_ALLOC_H
 
@@ -16,8 +16,5 @@ typedef void (*jg_free_fn)(void *);
 /* Replace the allocator (NULL restores libc). Not thread-safe: call before any other thread starts.
  */
 void jg_alloc_set(jg_malloc_fn m, jg_realloc_fn r, jg_free_fn f);
-
-/* Point jansson at the same hooks. */
-void jg_alloc_install_jansson(void);
 
 #endif

@@ -67,11 +67,4 @@ bool jg_nsmatch_build(struct jg_nsmatch *m, const char *const *globs, size_t n);
 bool jg_nsmatch_has(const struct jg_nsmatch *m, jg_str ns);
 void jg_nsmatch_free(struct jg_nsmatch *m);
 
-/* Builds every lookup of a policy from its lists (the loader does; a policy built by hand in a
- * test must too, again after changing a list) and frees them. false: out of memory (the policy's
- * lookups are then freed). */
-struct jg_policy;
-bool jg_policy_build_lookups(struct jg_policy *p);
-void jg_policy_free_lookups(struct jg_policy *p);
-
 #endif

@@ -1,70 +1,15 @@
-/* policy: the policy file (JSON, read with jansson) as an immutable snapshot (docs/policy.md).
- * A load builds a whole new snapshot and validates all of it; the server swaps one pointer, so a
- * request is decided by exactly one snapshot from start to end. Nothing here is changed after
- * jg_policy_load_* returns. */
+/* policy: the policy file (JSON, read with jansson) read into an immutable snapshot of the model
+ * the engine reads (compiled.h; docs/policy.md). A load builds a whole new snapshot and validates
+ * all of it; the server swaps one pointer, so a request is decided by exactly one snapshot from
+ * start to end. Nothing is changed after jg_policy_load_* returns. */
 #ifndef JOBGUARD_POLICY_H
 #define JOBGUARD_POLICY_H
 
-#include "jobguard/match.h"
+#include "jobguard/compiled.h"
 #include "jobguard/rules.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-struct jg_strv {
-    const char **v; /* NUL-terminated strings; owned by a loaded policy, literals in built-ins */
-    size_t n;
-};
-
-struct jg_policy_nested {
-    const char *path;           /* dotted, "[*]" for every element of a list */
-    const char *reserved_value; /* the nested kind's own value; "" = the copy must be absent */
-    /* One entry per "[*]" of path, outermost first: the field that keys the list's elements
-     * (its listMapKey, e.g. "name" for JobSet's replicatedJobs), so that an UPDATE matches a
-     * copy with the stored one by key; "" = matched by element index (docs/targets.md).
-     * n == 0 = every list of the path by index. */
-    struct jg_strv list_keys;
-};
-
-/* One workload kind that delegates through a managedBy field. */
-struct jg_policy_target {
-    const char *group; /* "" for the core group */
-    struct jg_strv versions;
-    const char *kind;
-    const char *resource;        /* plural, e.g. "jobsets" */
-    const char *managed_by_path; /* dotted, e.g. "spec.runPolicy.managedBy" */
-    const char *reserved_value;  /* the project's own controller, e.g.
-                              "jobset.sigs.k8s.io/jobset-controller" */
-    struct jg_policy_nested *nested;
-    size_t n_nested;
-    bool check_format;         /* format and 63-byte length checks (default true) */
-    bool delegation_supported; /* false: Target-DelegationUnsupported applies (default true) */
-};
-
-struct jg_policy_controller {
-    const char *name;            /* a managedBy value */
-    size_t name_len;             /* strlen(name), for the request path */
-    struct jg_strv namespaces;   /* name globs; empty (n == 0) = every namespace */
-    bool has_status_writers;     /* "statusWriters" given: the binding applies to this controller */
-    struct jg_strv writer_users; /* incl. "system:serviceaccount:NS:NAME" */
-    struct jg_strv writer_groups;
-    /* The lists above as the rules look them up (jg_policy_build_lookups) */
-    struct jg_nsmatch ns_match;
-    struct jg_strset writer_user_set, writer_group_set;
-};
-
-struct jg_policy {
-    struct jg_policy_target *targets; /* the file's rows only; built-ins live in the target table */
-    size_t n_targets;
-    struct jg_policy_controller *controllers;
-    size_t n_controllers;
-    bool allow_unlisted_controllers;     /* default true */
-    struct jg_strv status_writer_exempt; /* default ["system:masters"] */
-    struct jg_strset exempt_set;         /* status_writer_exempt, looked up */
-    unsigned char mode[64];              /* per rule ID (enum jg_mode); "*" fills the rest */
-    char sha256[65];                     /* hex digest of the file's bytes; "" for no file */
-    bool yaml;                           /* read as YAML (a cut file can still be valid) */
-};
 
 /* Reads and validates a policy. On failure returns NULL and writes into `err` one line naming the
  * file, the position (line:column, or the JSON path) and what is wrong. */
@@ -72,6 +17,9 @@ struct jg_policy *jg_policy_load_file(const char *path, char *err, size_t errcap
 struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
                                         size_t errcap);
 void jg_policy_free(struct jg_policy *p);
+
+/* The sha256 (hex) of data, as the policy's digest is written ("" if OpenSSL fails). */
+void jg_sha256_hex(const char *data, size_t len, char out[65]);
 
 /* Fills every JG_MODE_UNSET entry of `cfg->mode` with the policy's mode (deny when `p` is NULL),
  * keeping the modes the flags set, and points `cfg->policy` at `p`. Rules in `cfg->disabled` stay

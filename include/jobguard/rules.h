@@ -86,7 +86,7 @@ bool jg_mode_set(const char *spec, size_t n, unsigned char mode[JG_RULE_MAX], ch
  * without a policy file). The engine reads any value outside enum jg_mode as deny. */
 #define JG_MODE_UNSET 0xFF
 
-struct jg_policy; /* policy.h: the immutable snapshot read from the policy file */
+struct jg_policy; /* compiled.h: the immutable snapshot the policy file is read into */
 
 struct jg_config {
     enum jg_parity parity;

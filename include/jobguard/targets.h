@@ -4,7 +4,7 @@
 #ifndef JOBGUARD_TARGETS_H
 #define JOBGUARD_TARGETS_H
 
-#include "jobguard/policy.h"
+#include "jobguard/compiled.h"
 
 extern const struct jg_policy_target jg_builtin_targets[];
 extern const size_t jg_builtin_target_count;

@@ -2,10 +2,8 @@
 #ifndef JOBGUARD_VALUES_H
 #define JOBGUARD_VALUES_H
 
-#include "jobguard/buf.h"
 #include "jobguard/policy.h"
 
-#include <jansson.h>
 #include <stdbool.h>
 
 /* The `.policy` of a Helm values file (YAML or JSON), read as the chart writes it for the server
@@ -16,10 +14,5 @@ struct jg_policy *jg_policy_load_values(const char *file, bool *absent, char *er
 /* sha256 (hex) of a policy file's tree as Helm's toJson writes it (file NULL: no policy, "{}"):
  * the digest the chart computes of its `.Values.policy` (`toJson | sha256sum`). */
 bool jg_policy_chart_sha256(const char *file, char out[65], char *err, size_t errlen);
-
-/* Appends v as Go's encoding/json writes it (keys sorted, compact, HTML-safe). */
-bool jg_go_json(const json_t *v, jg_buf *b);
-
-void jg_sha256_hex(const char *data, size_t len, char out[65]);
 
 #endif

@@ -105,7 +105,7 @@ enum jg_operation { JG_OP_CREATE, JG_OP_UPDATE, JG_OP_DELETE, JG_OP_CONNECT };
  * Job and CronJob (jg_request.row says which). */
 enum jg_target { JG_TARGET_OTHER, JG_TARGET_JOB, JG_TARGET_CRONJOB, JG_TARGET_CRD };
 
-struct jg_policy_target; /* policy.h: one row of the target table */
+struct jg_policy_target; /* compiled.h: one row of the target table */
 
 struct jg_request {
     enum jg_api_version api_version;

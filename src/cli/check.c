@@ -3,8 +3,8 @@
  * raw object becomes the AdmissionReview the API server would send, which enters the engine
  * through the same jg_admit path as the server, so they cannot disagree, and which
  * --print-review writes instead of deciding it. */
+#include "cli.h"
 #include "jobguard/admit.h"
-#include "jobguard/cli.h"
 #include "jobguard/encode.h"
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"

@@ -1,6 +1,6 @@
 /* What the check, scan and vap commands share: the rule options, the policy (--policy-file or
  * --values) and how a document is named. */
-#include "jobguard/cli.h"
+#include "cli.h"
 #include "jobguard/reader.h"
 #include "jobguard/rules.h"
 #include "jobguard/values.h"

@@ -1,5 +1,5 @@
 /* jobguard: parses the subcommand and hands over. No rule or transport logic here. */
-#include "jobguard/cli.h"
+#include "cli.h"
 
 #include <malloc.h>
 #include <stdio.h>

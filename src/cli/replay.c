@@ -8,8 +8,8 @@
  * none, and says so. */
 #include "replay.h"
 
+#include "cli.h"
 #include "jobguard/admit.h"
-#include "jobguard/cli.h"
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
 #include "jobguard/targets.h"

@@ -4,8 +4,8 @@
  * need an old object or the requesting user cannot be checked and are listed as such
  * (docs/scan.md). Text and JSON stream as objects come; PolicyReports keep one compact record per
  * object, never the object. */
+#include "cli.h"
 #include "jobguard/admit.h"
-#include "jobguard/cli.h"
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
 

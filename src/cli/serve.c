@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobguard/cli.h"
+#include "../server/serve.h"
+#include "cli.h"
 #include "jobguard/rules.h"
 #include "jobguard/server/budget.h"
-#include "jobguard/server/serve.h"
 
 #include "flags.h"
 
@@ -47,6 +47,7 @@ enum {
     F_CONN_MEM,
     F_MAX_HEADER,
     F_MEM_BUDGET,
+    F_ZERO_SERIES,
     F_COUNT
 };
 
@@ -144,6 +145,11 @@ static const struct jg_flag flags[F_COUNT] = {
                       "(16 KiB + --connection-memory-limit) per --max-connections; 256 MiB "
                       "without a limit. See docs/memory.md.",
                       "0", K_BYTES, 0, 1ull << 40},
+    [F_ZERO_SERIES] = {"metrics-zero-series", 0, "VALUE",
+                       "true or false: /metrics shows jobguard_rule_violations_total at 0, before "
+                       "its first event, for every rule that can fire for each kind in each mode "
+                       "(docs/monitoring.md); false = only series that happened.",
+                       "true", K_STR, 0, 0},
 };
 
 static const struct jg_flags spec = {
@@ -349,6 +355,11 @@ static bool validate(struct settings *st, struct jg_serve_config *c) {
                 num[F_CONN_MEM], num[F_MAX_HEADER]);
         return false;
     }
+    if (strcmp(val[F_ZERO_SERIES], "true") != 0 && strcmp(val[F_ZERO_SERIES], "false") != 0) {
+        fprintf(stderr, "jobguard serve: --metrics-zero-series must be true or false, not \"%s\"\n",
+                val[F_ZERO_SERIES]);
+        return false;
+    }
     if (val[F_CLIENT_CN][0] && !val[F_CLIENT_CA][0]) {
         fprintf(stderr, "jobguard serve: --client-cn needs --client-ca-file\n");
         return false;
@@ -373,6 +384,7 @@ static bool validate(struct settings *st, struct jg_serve_config *c) {
     c->client_ca_file = val[F_CLIENT_CA];
     c->policy_file = val[F_POLICY];
     c->cert_poll_interval_s = (unsigned)num[F_POLL];
+    c->metrics_zero_series = strcmp(val[F_ZERO_SERIES], "true") == 0;
     return true;
 }
 

@@ -1,7 +1,7 @@
 /* jobguard vap: the policy as ValidatingAdmissionPolicies and bindings (docs/vap.md). */
-#include "jobguard/vap.h"
+#include "../vap/vap.h"
+#include "cli.h"
 #include "jobguard/buf.h"
-#include "jobguard/cli.h"
 #include "jobguard/policy.h"
 #include "jobguard/values.h"
 

@@ -1,8 +1,8 @@
 /* admit: decode -> rules -> verdict -> encode, the single path shared by CLI and server. */
 #include "jobguard/admit.h"
 
+#include "jobguard/compiled.h"
 #include "jobguard/encode.h"
-#include "jobguard/policy.h"
 
 #include <stdio.h>
 #include <string.h>

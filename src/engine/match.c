@@ -2,8 +2,6 @@
  * Built with the C library's allocator, as the rest of a policy snapshot is (policy.c). */
 #include "jobguard/match.h"
 
-#include "jobguard/policy.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,29 +229,4 @@ void jg_nsmatch_free(struct jg_nsmatch *m) {
     free(m->globs);
     jg_strset_free(&m->literals);
     memset(m, 0, sizeof *m);
-}
-
-/* ---- a policy's lookups ---- */
-
-bool jg_policy_build_lookups(struct jg_policy *p) {
-    jg_policy_free_lookups(p);
-    bool ok = jg_strset_build(&p->exempt_set, p->status_writer_exempt.v, p->status_writer_exempt.n);
-    for (size_t i = 0; ok && i < p->n_controllers; i++) {
-        struct jg_policy_controller *c = &p->controllers[i];
-        ok = jg_nsmatch_build(&c->ns_match, c->namespaces.v, c->namespaces.n) &&
-             jg_strset_build(&c->writer_user_set, c->writer_users.v, c->writer_users.n) &&
-             jg_strset_build(&c->writer_group_set, c->writer_groups.v, c->writer_groups.n);
-    }
-    if (!ok) jg_policy_free_lookups(p);
-    return ok;
-}
-
-void jg_policy_free_lookups(struct jg_policy *p) {
-    jg_strset_free(&p->exempt_set);
-    for (size_t i = 0; i < p->n_controllers; i++) {
-        struct jg_policy_controller *c = &p->controllers[i];
-        jg_nsmatch_free(&c->ns_match);
-        jg_strset_free(&c->writer_user_set);
-        jg_strset_free(&c->writer_group_set);
-    }
 }

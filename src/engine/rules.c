@@ -3,8 +3,8 @@
 #include "jobguard/rules.h"
 
 #include "jobguard/alloc.h"
+#include "jobguard/compiled.h"
 #include "jobguard/indexes.h"
-#include "jobguard/policy.h"
 #include "jobguard/targets.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
 
 #include "jobguard/alloc.h"
 #include "jobguard/rules.h"
-#include "utf8.h"
+#include "jobguard/utf8.h"
 
 #include <string.h>
 #include <time.h>

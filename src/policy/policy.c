@@ -5,7 +5,6 @@
  * jansson keeps no positions for parsed values, so semantic errors are located by JSON path. */
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
-#include "jobguard/values.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -777,6 +776,15 @@ static bool read_policy(struct ctx *c, const json_t *root, struct jg_policy *pol
 
 static struct jg_policy *load_json(const char *name, const char *json, size_t len, char *err,
                                    size_t errcap, bool yaml);
+
+void jg_sha256_hex(const char *data, size_t len, char out[65]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    out[0] = '\0';
+    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
+    for (unsigned i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
 
 struct jg_policy *jg_policy_load_buffer(const char *name, const char *json, size_t len, char *err,
                                         size_t errcap) {

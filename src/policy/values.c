@@ -7,7 +7,7 @@
 #include "jobguard/reader.h"
 #include "jobguard/readfile.h"
 
-#include <openssl/evp.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,8 @@ static void go_number(jg_buf *b, double d) {
     jg_buf_puts(b, t);
 }
 
-bool jg_go_json(const json_t *v, jg_buf *b) {
+/* Appends v as Go's encoding/json writes it (keys sorted, compact, HTML-safe). */
+static bool go_json(const json_t *v, jg_buf *b) {
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         size_t n = json_object_size(v), i = 0;
@@ -106,7 +107,7 @@ bool jg_go_json(const json_t *v, jg_buf *b) {
             if (i) jg_buf_putc(b, ',');
             go_string(b, keys[i], strlen(keys[i]));
             jg_buf_putc(b, ':');
-            ok = jg_go_json(json_object_get(v, keys[i]), b);
+            ok = go_json(json_object_get(v, keys[i]), b);
         }
         free(keys);
         jg_buf_putc(b, '}');
@@ -116,7 +117,7 @@ bool jg_go_json(const json_t *v, jg_buf *b) {
         jg_buf_putc(b, '[');
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i) jg_buf_putc(b, ',');
-            if (!jg_go_json(json_array_get(v, i), b)) return false;
+            if (!go_json(json_array_get(v, i), b)) return false;
         }
         jg_buf_putc(b, ']');
         return true;
@@ -143,15 +144,6 @@ bool jg_go_json(const json_t *v, jg_buf *b) {
     return false;
 }
 
-void jg_sha256_hex(const char *data, size_t len, char out[65]) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    out[0] = '\0';
-    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
-    for (unsigned i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 /* The JSON tree of a JSON or YAML file (YAML converted as kubectl converts it). */
 static json_t *read_tree(const char *file, char *err, size_t errlen) {
     jg_buf b = JG_BUF_INIT;
@@ -175,7 +167,7 @@ static json_t *read_tree(const char *file, char *err, size_t errlen) {
 static struct jg_policy *load_tree(const char *name, const json_t *pol, char *err, size_t errlen) {
     jg_buf g = JG_BUF_INIT;
     struct jg_policy *p = NULL;
-    if (!jg_go_json(pol, &g) || !g.data) {
+    if (!go_json(pol, &g) || !g.data) {
         snprintf(err, errlen, "%s: out of memory", name);
     } else {
         p = jg_policy_load_buffer(name, g.data, g.len, err, errlen);
@@ -211,7 +203,7 @@ bool jg_policy_chart_sha256(const char *file, char out[65], char *err, size_t er
     json_t *root = file ? read_tree(file, err, errlen) : json_object();
     if (!root) return false;
     jg_buf g = JG_BUF_INIT;
-    bool ok = jg_go_json(root, &g) && g.data;
+    bool ok = go_json(root, &g) && g.data;
     if (ok)
         jg_sha256_hex(g.data, g.len, out);
     else

@@ -1,9 +1,9 @@
 /* log: JSON or text lines on one fd, one write(2) per line. */
 #include "jobguard/server/log.h"
 
-#include "../engine/utf8.h"
 #include "jobguard/admit.h"
 #include "jobguard/rules.h"
+#include "jobguard/utf8.h"
 #include "jobguard/verdict.h"
 
 #include <errno.h>
@@ -42,10 +42,6 @@ bool jg_log_parse_format(const char *s, enum jg_log_format *out) {
     else
         return false;
     return true;
-}
-
-const char *jg_log_level_name(enum jg_log_level l) {
-    return level_names[l];
 }
 
 bool jg_log_enabled(enum jg_log_level l) {
@@ -138,7 +134,7 @@ void jg_log_double(struct jg_log *l, const char *key, double v) {
     jg_buf_printf(&l->b, "%.6g", v);
 }
 
-void jg_log_bool(struct jg_log *l, const char *key, bool v) {
+static void log_bool(struct jg_log *l, const char *key, bool v) {
     put_key(l, key);
     jg_buf_puts(&l->b, v ? "true" : "false");
 }
@@ -172,7 +168,7 @@ void jg_log_request(struct jg_log *l, const struct jg_outcome *o) {
     jg_log_str(l, "operation", o->operation);
     jg_log_str(l, "resource", o->resource);
     jg_log_str(l, "subresource", o->sub_resource);
-    jg_log_bool(l, "dry_run", o->dry_run);
+    log_bool(l, "dry_run", o->dry_run);
 }
 
 /* `,"name":<value cut at JG_LOG_MAX_ERROR_VALUE>` of one error object */

@@ -4,7 +4,7 @@
  * change together under one lock, so that a scrape is a consistent snapshot: the histogram's
  * +Inf bucket equals its _count and equals the sum of requests_total. The rest are relaxed atomics.
  */
-#include "jobguard/server/metrics.h"
+#include "metrics.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -67,6 +67,8 @@ static struct {
 } m;
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static char policy_sha256[65]; /* of the policy serving now; "" = no policy file */
+/* --metrics-zero-series: the rule series at 0 before their first event */
+static bool zero_series = true;
 
 #define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define GET(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -83,6 +85,7 @@ _Static_assert(JG_R_POLICY_STATUS_WRITERS == JG_RULE_COUNT - 1, "rule_applies kn
 void jg_metrics_reset(void) {
     memset(&m, 0, sizeof m); /* before any thread starts */
     policy_sha256[0] = '\0';
+    zero_series = true;
     n_res = n_kinds = 0;
     for (size_t i = 0; i < jg_builtin_target_count && n_kinds < MAX_TARGET_LABELS; i++) {
         add_label(resources, &n_res, jg_builtin_targets[i].resource);
@@ -113,6 +116,10 @@ static bool rule_applies(int r, size_t k) {
     default: /* the Job status rules */
         return job;
     }
+}
+
+void jg_metrics_zero_series(bool on) {
+    zero_series = on;
 }
 
 static size_t index_of(const char *const *table, size_t n, const char *v, size_t other) {
@@ -276,9 +283,9 @@ void jg_metrics_render(jg_buf *out) {
             for (size_t md = 0; md < N_MODE; md++)
                 for (size_t d = 0; d < 2; d++) {
                     uint64_t n = ap->rule[i][k][md][d];
-                    /* a zero series for every rule that can fire for the kind; dry-run series
-                     * once they happened */
-                    if ((d || !rule_applies(i, k)) && n == 0) continue;
+                    /* a zero series for every rule that can fire for the kind (unless
+                     * --metrics-zero-series=false); dry-run series once they happened */
+                    if ((d || !zero_series || !rule_applies(i, k)) && n == 0) continue;
                     jg_buf_printf(out,
                                   "jobguard_rule_violations_total{rule=\"%s\",kind=\"%s\","
                                   "mode=\"%s\",dry_run=\"%s\"} %llu\n",

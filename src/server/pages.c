@@ -1,5 +1,5 @@
-/* pages: see include/jobguard/server/pages.h. */
-#include "jobguard/server/pages.h"
+/* pages: see pages.h. */
+#include "pages.h"
 
 #include <stdbool.h>
 #include <stdint.h>

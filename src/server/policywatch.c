@@ -1,5 +1,5 @@
 /* policywatch: reference-counted policy snapshots, swapped on reload. */
-#include "jobguard/server/policywatch.h"
+#include "policywatch.h"
 
 #include "jobguard/readfile.h"
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "jobguard/server/log.h"
-#include "jobguard/server/metrics.h"
+#include "metrics.h"
 
 struct snap {
     struct jg_snapshot pub; /* first: handed out as a jg_snapshot */

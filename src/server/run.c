@@ -1,5 +1,5 @@
 /* run: start, wait for a signal, shut down in order. */
-#include "jobguard/server/run.h"
+#include "run.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include "jobguard/server/log.h"
-#include "jobguard/server/policywatch.h"
-#include "jobguard/server/tlscert.h"
+#include "policywatch.h"
+#include "tlscert.h"
+#include "watch.h"
 
 #define DRAIN_POLL_MS 20
 /* The certificate watcher gets at least this long after the drain (with --shutdown-delay 0 and
@@ -33,7 +34,7 @@ static void *signal_main(void *arg) {
         pthread_mutex_unlock(&g_mu);
         if (exiting) return NULL;
         if (sig == SIGHUP) {
-            jg_tls_request_reload();
+            jg_watch_request_reload();
             continue;
         }
         if (sig != SIGTERM && sig != SIGINT) continue; /* SIGUSR1 is only the exit wake-up */
@@ -96,7 +97,7 @@ int jg_server_run(const struct jg_server_config *cfg) {
     }
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &set) != 0 ||
-        !jg_tls_watch_start(err, sizeof err)) {
+        !jg_watch_start(err, sizeof err)) {
         jg_log_msg(JG_LOG_ERROR, "cannot start the helper threads");
         jg_transport_stop();
         return 1;
@@ -117,7 +118,7 @@ int jg_server_run(const struct jg_server_config *cfg) {
     while (g_signals == 0)
         pthread_cond_wait(&g_cv, &g_mu);
     pthread_mutex_unlock(&g_mu);
-    jg_tls_watch_request_stop();
+    jg_watch_request_stop();
     struct timespec t_signal;
     clock_gettime(CLOCK_MONOTONIC, &t_signal);
     /* 2. keep serving for the shutdown delay, unless a second signal arrives */
@@ -158,7 +159,7 @@ int jg_server_run(const struct jg_server_config *cfg) {
     struct timespec floor_ = ts_add_ms(now, WATCHER_MIN_WAIT_MS);
     if (ts_before(&wdl, &floor_)) wdl = floor_;
     const char *doing = NULL, *path = NULL;
-    bool watcher_stopped = jg_tls_watch_stop(&wdl, &doing, &path);
+    bool watcher_stopped = jg_watch_stop(&wdl, &doing, &path);
     if (!watcher_stopped &&
         jg_log_begin(&l, JG_LOG_WARN, "certificate watcher still busy: exiting without it")) {
         jg_log_str(&l, "doing", doing);

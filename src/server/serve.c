@@ -1,7 +1,7 @@
 /* serve: the server's start from a checked configuration (server/serve.h): logging, the
  * container's limits, the certificate and the policy, then run. `jobguard serve`'s flags are
  * read in src/cli/serve.c. */
-#include "jobguard/server/serve.h"
+#include "serve.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -9,10 +9,11 @@
 
 #include "jobguard/buf.h"
 #include "jobguard/server/budget.h"
-#include "jobguard/server/metrics.h"
-#include "jobguard/server/policywatch.h"
-#include "jobguard/server/run.h"
-#include "jobguard/server/tlscert.h"
+#include "metrics.h"
+#include "policywatch.h"
+#include "run.h"
+#include "tlscert.h"
+#include "watch.h"
 
 /* A replaced certificate is freed after max(this, 2 x --connection-timeout): a handshake that
  * fetched it signs with it within the same flight, so a minute is far beyond any use. */
@@ -32,6 +33,7 @@ bool jg_serve_prepare(struct jg_serve_config *c) {
     struct jg_server_config *s = &c->server;
     jg_log_setup(c->log_level, c->log_format, STDERR_FILENO);
     jg_metrics_reset();
+    jg_metrics_zero_series(c->metrics_zero_series);
 
     struct jg_cgroup_limits *cg = &c->cgroup;
     jg_cgroup_read("", cg);
@@ -107,7 +109,8 @@ int jg_serve_run(struct jg_serve_config *c) {
         jg_buf_free(&ca);
         return 2;
     }
-    if (c->policy_file[0]) jg_tls_watch_also(jg_policy_check_reload, c->policy_file);
+    if (c->policy_file[0])
+        jg_watch_add(&(struct jg_watch_entry){c->policy_file, jg_policy_check_reload, NULL});
     int rc = jg_server_run(s);
     jg_buf_free(&ca);
     return rc;

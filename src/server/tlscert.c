@@ -1,7 +1,7 @@
-/* tlscert: check with OpenSSL, serve with GnuTLS, swap atomically on change. */
-#include "jobguard/server/tlscert.h"
+/* tlscert: check with OpenSSL, serve with GnuTLS, swap atomically on change (the watcher,
+ * watch.c, looks at the files). */
+#include "tlscert.h"
 
-#include <errno.h>
 #include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 #include <openssl/bio.h>
@@ -10,7 +10,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,8 +20,9 @@
 
 #include "jobguard/readfile.h"
 #include "jobguard/server/log.h"
-#include "jobguard/server/metrics.h"
-#include "jobguard/server/pages.h"
+#include "metrics.h"
+#include "pages.h"
+#include "watch.h"
 
 struct pair {
     gnutls_pcert_st pcert[JG_TLS_MAX_CHAIN];
@@ -47,23 +47,6 @@ static bool g_retry; /* the last load could not read a file: try again even if u
 /* The last load was refused only because a certificate is not valid yet: its notBefore (Unix
  * time, 0: none). The same files are tried again once it has passed. Watcher thread only. */
 static int64_t g_retry_at;
-
-static pthread_t g_thread;
-static bool g_thread_running;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv;      /* wakes the watcher: stop or reload requested */
-static pthread_cond_t g_done_cv; /* the watcher has returned */
-static bool g_stop, g_reload_requested, g_done;
-/* What the watcher is doing, for the log when shutdown cannot wait for it (NULL: waiting). */
-static _Atomic(const char *) g_activity, g_activity_path;
-/* Another file checked on the same schedule (the policy file), after the pair. */
-static bool (*g_also)(bool force);
-static const char *g_also_path;
-
-static void doing(const char *what, const char *path) {
-    atomic_store(&g_activity_path, path);
-    atomic_store(&g_activity, what);
-}
 
 static void fmt(char *err, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *err, size_t n, const char *f, ...) {
@@ -479,10 +462,10 @@ static struct pair *load_pair(unsigned char dig[32], bool *unread, int64_t *not_
     memset(dig, 0, 32);
     *not_yet = 0;
     g_pair_reads++;
-    doing("reading", g_set.cert_file);
+    jg_watch_doing("reading", g_set.cert_file);
     bool read = jg_read_regular_file(g_set.cert_file, JG_TLS_MAX_PEM_BYTES, &cert, err, n);
     if (read) {
-        doing("reading", g_set.key_file);
+        jg_watch_doing("reading", g_set.key_file);
         read = jg_read_regular_file(g_set.key_file, JG_TLS_MAX_PEM_BYTES, &key, err, n);
     }
     *unread = !read;
@@ -490,7 +473,7 @@ static struct pair *load_pair(unsigned char dig[32], bool *unread, int64_t *not_
         digest(err, strlen(err), "", 0, dig);
         goto out;
     }
-    doing("checking the key pair", g_set.cert_file);
+    jg_watch_doing("checking the key pair", g_set.cert_file);
     digest(cert.data, cert.len, key.data, key.len, dig);
     p = calloc(1, sizeof *p);
     if (!p) {
@@ -527,6 +510,9 @@ static void log_pair(enum jg_log_level lvl, const char *msg, const struct pair *
     jg_log_end(&l);
 }
 
+static bool watch_check(bool force);
+static int64_t watch_due(void);
+
 bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     g_set = *s;
     g_sig[0] = jg_file_sig_of(s->cert_file);
@@ -539,6 +525,12 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     atomic_store(&g_current, p);
     jg_metrics_cert_expiry(p->not_after);
     log_pair(JG_LOG_INFO, "certificate loaded", p);
+    jg_watch_set_poll(s->poll_interval_s);
+    jg_watch_after_read(jg_tls_release_crypto_pages);
+    if (!jg_watch_add(&(struct jg_watch_entry){s->cert_file, watch_check, watch_due})) {
+        fmt(err, errlen, "%s: too many watched files", s->cert_file);
+        return false;
+    }
     return true;
 }
 
@@ -578,29 +570,16 @@ static void reap_retired(bool all) {
 
 #define SETTLE_STEP_MS 200
 
-/* Sleeps ms unless the watcher is asked to stop; false when it is. */
-static bool settle_wait(long ms) {
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_nsec += ms * 1000000L;
-    dl.tv_sec += dl.tv_nsec / 1000000000L;
-    dl.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&g_mu);
-    while (!g_stop && pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
-    }
-    bool go_on = !g_stop;
-    pthread_mutex_unlock(&g_mu);
-    return go_on;
-}
-
-enum jg_tls_reload jg_tls_check_reload(bool force) {
+/* The pair looked at, and reloaded when its files changed. force: ignore the stat signature. */
+enum tls_reload { TLS_UNCHANGED, TLS_RELOADED, TLS_FAILED };
+static enum tls_reload check_reload(bool force) {
     reap_retired(false);
     struct jg_file_sig s[2] = {jg_file_sig_of(g_set.cert_file), jg_file_sig_of(g_set.key_file)};
     /* a pair refused as not valid yet, whose notBefore (second T: valid from T + 1) has passed */
     bool due = g_retry_at != 0 && (int64_t)time(NULL) > g_retry_at;
     if (!force && !g_retry && !due && jg_file_sig_eq(&s[0], &g_sig[0]) &&
         jg_file_sig_eq(&s[1], &g_sig[1]))
-        return JG_TLS_UNCHANGED;
+        return TLS_UNCHANGED;
     if (due) {
         char when[32];
         put_utc(when, sizeof when, g_retry_at);
@@ -617,7 +596,7 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
     /* The two files are not replaced atomically together outside Kubernetes (an editor, cp, a
      * script renaming them one after the other): wait until they stop changing. */
     for (int i = 0; i < 10; i++) {
-        if (!settle_wait(SETTLE_STEP_MS)) return JG_TLS_UNCHANGED; /* shutting down */
+        if (!jg_watch_sleep(SETTLE_STEP_MS)) return TLS_UNCHANGED; /* shutting down */
         struct jg_file_sig t[2] = {jg_file_sig_of(g_set.cert_file), jg_file_sig_of(g_set.key_file)};
         bool stable = jg_file_sig_eq(&s[0], &t[0]) && jg_file_sig_eq(&s[1], &t[1]);
         s[0] = t[0];
@@ -640,13 +619,13 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
     if (p && memcmp(p->digest, cur->digest, 32) == 0) {
         pair_free(p);
         jg_log_msg(JG_LOG_DEBUG, "certificate files touched, content unchanged");
-        return JG_TLS_UNCHANGED;
+        return TLS_UNCHANGED;
     }
     if (!p) {
         /* Report a given bad content once, not at every poll; a SIGHUP reports it again, and so
          * does a retry after notBefore (the pair may now fail a later check). */
         if (!force && !due && g_have_failed && memcmp(dig, g_failed_digest, 32) == 0)
-            return JG_TLS_UNCHANGED;
+            return TLS_UNCHANGED;
         memcpy(g_failed_digest, dig, 32);
         g_have_failed = true;
         jg_metrics_cert_reload(false);
@@ -658,7 +637,7 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
             jg_log_str(&l, "serving_serial", cur->serial);
             jg_log_end(&l);
         }
-        return JG_TLS_FAILED;
+        return TLS_FAILED;
     }
     atomic_store_explicit(&g_current, p, memory_order_release);
     cur->retired_at = now_s();
@@ -668,112 +647,20 @@ enum jg_tls_reload jg_tls_check_reload(bool force) {
     jg_metrics_cert_reload(true);
     jg_metrics_cert_expiry(p->not_after);
     log_pair(JG_LOG_INFO, "certificate reloaded", p);
-    return JG_TLS_RELOADED;
+    return TLS_RELOADED;
 }
 
-static void *watch_main(void *arg) {
-    (void)arg;
-    pthread_mutex_lock(&g_mu);
-    while (!g_stop) {
-        if (!g_reload_requested) {
-            /* next poll, or the second after a refused pair's notBefore if that comes first */
-            int64_t wait_s = g_set.poll_interval_s ? (int64_t)g_set.poll_interval_s : -1;
-            if (g_retry_at != 0) {
-                int64_t until = g_retry_at + 1 - (int64_t)time(NULL);
-                if (until < 0) until = 0;
-                if (wait_s < 0 || until < wait_s) wait_s = until;
-            }
-            if (wait_s < 0) {
-                pthread_cond_wait(&g_cv, &g_mu);
-            } else {
-                struct timespec dl;
-                clock_gettime(CLOCK_MONOTONIC, &dl);
-                dl.tv_sec += (time_t)wait_s;
-                while (!g_stop && !g_reload_requested &&
-                       pthread_cond_timedwait(&g_cv, &g_mu, &dl) != ETIMEDOUT) {
-                }
-            }
-        }
-        if (g_stop) break;
-        bool force = g_reload_requested;
-        g_reload_requested = false;
-        pthread_mutex_unlock(&g_mu);
-        if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
-        doing("looking for changes", g_set.cert_file); /* stat(2) of both files */
-        unsigned reads = g_pair_reads;
-        jg_tls_check_reload(force);
-        bool read = g_pair_reads != reads;
-        if (g_also) {
-            doing("looking for changes", g_also_path);
-            read = g_also(force) || read;
-        }
-        if (read) jg_tls_release_crypto_pages();
-        doing(NULL, NULL);
-        pthread_mutex_lock(&g_mu);
-    }
-    g_done = true;
-    pthread_cond_broadcast(&g_done_cv);
-    pthread_mutex_unlock(&g_mu);
-    return NULL;
+/* The watcher's entry for the pair (watch.h): a look, and whether it read the files. */
+static bool watch_check(bool force) {
+    if (force) jg_log_msg(JG_LOG_INFO, "SIGHUP: checking the certificate files");
+    unsigned reads = g_pair_reads;
+    check_reload(force);
+    return g_pair_reads != reads;
 }
 
-void jg_tls_watch_also(bool (*check)(bool force), const char *path) {
-    g_also = check;
-    g_also_path = path;
-}
-
-bool jg_tls_watch_start(char *err, size_t errlen) {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&g_cv, &a);
-    pthread_cond_init(&g_done_cv, &a);
-    pthread_condattr_destroy(&a);
-    g_stop = g_done = false;
-    int rc = pthread_create(&g_thread, NULL, watch_main, NULL);
-    if (rc != 0) {
-        fmt(err, errlen, "cannot start the certificate watcher: %s", strerror(rc));
-        return false;
-    }
-    g_thread_running = true;
-    return true;
-}
-
-void jg_tls_request_reload(void) {
-    pthread_mutex_lock(&g_mu);
-    g_reload_requested = true;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-}
-
-void jg_tls_watch_request_stop(void) {
-    if (!g_thread_running) return;
-    pthread_mutex_lock(&g_mu);
-    g_stop = true;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-}
-
-bool jg_tls_watch_stop(const struct timespec *deadline, const char **doing, const char **path) {
-    if (!g_thread_running) return true;
-    jg_tls_watch_request_stop();
-    pthread_mutex_lock(&g_mu);
-    while (!g_done && pthread_cond_timedwait(&g_done_cv, &g_mu, deadline) != ETIMEDOUT) {
-    }
-    bool done = g_done;
-    pthread_mutex_unlock(&g_mu);
-    if (!done) { /* still inside a system call or a check: the caller exits without it */
-        *doing = atomic_load(&g_activity);
-        *path = atomic_load(&g_activity_path);
-        if (!*doing) *doing = "finishing";
-        if (!*path) *path = g_set.cert_file;
-        return false;
-    }
-    pthread_join(g_thread, NULL); /* it has returned: this does not wait */
-    g_thread_running = false;
-    pthread_cond_destroy(&g_cv);
-    pthread_cond_destroy(&g_done_cv);
-    return true;
+/* A pair refused as not valid yet is looked at again the second after its notBefore. */
+static int64_t watch_due(void) {
+    return g_retry_at != 0 ? g_retry_at + 1 : 0;
 }
 
 bool jg_tls_valid_now(void) {
@@ -781,11 +668,6 @@ bool jg_tls_valid_now(void) {
     if (!p) return false;
     int64_t now = (int64_t)time(NULL);
     return now >= p->not_before && now < p->not_after;
-}
-
-int64_t jg_tls_not_after(void) {
-    struct pair *p = atomic_load(&g_current);
-    return p ? p->not_after : 0;
 }
 
 void jg_tls_cleanup(void) {

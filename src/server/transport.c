@@ -1,5 +1,5 @@
 /* transport: libmicrohttpd handlers for the webhook (TLS) and ops (plain) ports. */
-#include "jobguard/server/transport.h"
+#include "transport.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,9 +27,9 @@
 #include "jobguard/encode.h"
 #include "jobguard/server/budget.h"
 #include "jobguard/server/log.h"
-#include "jobguard/server/metrics.h"
-#include "jobguard/server/policywatch.h"
-#include "jobguard/server/tlscert.h"
+#include "metrics.h"
+#include "policywatch.h"
+#include "tlscert.h"
 
 /* Ops port: probes and scrapers. Kubelet probes come from the node's IP, Prometheus from its
  * own: a per-IP limit keeps one client (a pod trickling bytes) from taking many slots, the
@@ -1010,10 +1010,6 @@ bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t er
 
 void jg_transport_set_draining(void) {
     atomic_store(&g_draining, true);
-}
-
-bool jg_transport_draining(void) {
-    return atomic_load(&g_draining);
 }
 
 void jg_transport_quiesce(void) {

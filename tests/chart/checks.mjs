@@ -1139,6 +1139,11 @@ function scenarios(ctx) {
   const def12 = def && argVal(mainContainer(one(def.docs, 'Deployment'))?.args, '--tls-min-version');
   if (def) c('default: --tls-min-version 1.2', def12 === '1.2', def12);
 
+  const noZero = renderOk(ctx, 'metrics.zeroSeries false', { set: ['metrics.zeroSeries=false'] });
+  if (noZero) c('metrics.zeroSeries false: --metrics-zero-series false', argVal(mainContainer(one(noZero.docs, 'Deployment'))?.args, '--metrics-zero-series') === 'false');
+  if (def) c('default: no --metrics-zero-series (the server\'s default, true)', !mainContainer(one(def.docs, 'Deployment'))?.args?.some((a) => a.startsWith('--metrics-zero-series')));
+  renderFails(ctx, 'metrics.zeroSeries "no" fails the schema', { set: ['metrics.zeroSeries=no'] }, /zeroSeries/, { lint: true });
+
   const mtls = renderOk(ctx, 'clientAuth', { values: { server: { clientAuth: { enabled: true, caSecretName: 'apiserver-client-ca' } } } });
   if (mtls) {
     const dep = one(mtls.docs, 'Deployment');
@@ -1248,6 +1253,51 @@ function scenarios(ctx) {
     (webhookDoc(bootOff.docs)?.webhooks || []).every((w) => w.failurePolicy === 'Fail') && !find(bootOff.docs, 'Job').some((d) => d.metadata.name === 'jobguard-bootstrap'));
   if (def) c('default: helm template (no cluster) renders the final form, no bootstrap hook', !find(def.docs, 'Job').some((d) => d.metadata.name === 'jobguard-bootstrap') &&
     (webhookDoc(def.docs)?.webhooks || []).every((w) => w.failurePolicy === 'Fail'));
+
+  // Kueue (jobguard.kueueCheck): with manageJobsWithoutQueueName Kueue suspends the hook Jobs in the
+  // namespaces its managedJobsNamespaceSelector selects; the render fails at once, naming the hooks,
+  // the selector and the way out, and goes on whenever Kueue would leave the hooks alone. The stand-in
+  // holds Kueue's Namespace and ConfigMap (as Kueue's manifests install them) and the release Namespace.
+  {
+    const kns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kueue-system' } };
+    const relNs = (labels = {}) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { 'kubernetes.io/metadata.name': 'default', ...labels } } });
+    const kcm = (cfg, ns = 'kueue-system') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kueue-manager-config', namespace: ns },
+      data: { 'controller_manager_config.yaml': `apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n${cfg}` } });
+    const manage = 'manageJobsWithoutQueueName: true\n';
+    const sel = (s) => `${manage}managedJobsNamespaceSelector: ${JSON.stringify(s)}\n`;
+    const pol = { policy: { allowUnlistedControllers: false } };
+    const hint = (jobs, off) => new RegExp(`Kueue would suspend the hook ${jobs}, and helm would wait out its --timeout: Kueue's configuration \\(ConfigMap kueue-system/kueue-manager-config, ` +
+      `controller_manager_config\\.yaml\\) sets manageJobsWithoutQueueName: true, and its managedJobsNamespaceSelector .* selects namespace default\\. Leave the namespace out of Kueue's selector .*` +
+      `install without the hooks: --set ${off}; or skip this check: --set kueue\\.configMap=""`);
+    const both = hint('Jobs jobguard-policy-check and jobguard-bootstrap', 'policyCheck\\.enabled=false,webhook\\.bootstrap=false');
+    renderFails(ctx, 'Kueue manages Jobs without a queue name (default selector), the install fails at once with the hint', { values: pol, lookup: [ksys, kns, relNs(), kcm(manage)] },
+      new RegExp(`${both.source.replace(' .* selects', ' \\{"matchExpressions":\\[\\{"key":"kubernetes\\.io/metadata\\.name","operator":"NotIn","values":\\["kube-system","kueue-system"\\]\\}\\]\\} \\(Kueue\'s default\\) selects')}`));
+    renderFails(ctx, 'Kueue, an upgrade fails the same (pre-upgrade policy check)', { upgrade: true, values: pol, lookup: [kns, relNs(), kcm(manage)] }, hint('Job jobguard-policy-check', 'policyCheck\\.enabled=false'));
+    renderFails(ctx, 'Kueue, no policy, fails naming only the bootstrap hook', { lookup: [ksys, kns, relNs(), kcm(manage)] }, hint('Job jobguard-bootstrap', 'webhook\\.bootstrap=false'));
+    renderFails(ctx, 'Kueue, the pod integration alone fails too (it gates the hooks\' pods)', { values: pol, lookup: [ksys, kns, relNs(), kcm(`${manage}integrations: {frameworks: [pod]}\n`)] }, both);
+    renderFails(ctx, 'Kueue, matchLabels the namespace has, fails', { values: pol, lookup: [ksys, kns, relNs({ team: 'ml' }), kcm(sel({ matchLabels: { team: 'ml' } }))] }, both);
+    renderFails(ctx, 'Kueue, matchExpressions In and Exists the namespace meets, fails', { values: pol, lookup: [ksys, kns, relNs({ team: 'ml' }),
+      kcm(sel({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['default', 'x'] }, { key: 'team', operator: 'Exists' }] }))] }, both);
+    renderFails(ctx, 'Kueue, an empty selector (every namespace) fails', { values: pol, lookup: [ksys, kns, relNs(), kcm(sel({}))] }, both);
+    renderFails(ctx, 'Kueue, the release namespace not created yet (helm --create-namespace), fails by its name label', { values: pol, lookup: [ksys, kns,
+      kcm(sel({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['default'] }] }))] }, both);
+    const proceeds = [
+      ['no Kueue Namespace (a ConfigMap of that name elsewhere is not read)', [ksys, relNs(), kcm(manage, 'other')]],
+      ['Kueue\'s shipped configuration (manageJobsWithoutQueueName commented out)', [ksys, kns, relNs(), kcm('integrations: {frameworks: [batch/job, pod]}\n')]],
+      ['manageJobsWithoutQueueName false', [ksys, kns, relNs(), kcm('manageJobsWithoutQueueName: false\n')]],
+      ['the release namespace in the selector\'s NotIn', [ksys, kns, relNs(), kcm(sel({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kueue-system', 'default'] }] }))]],
+      ['matchLabels the namespace lacks', [ksys, kns, relNs({ team: 'ops' }), kcm(sel({ matchLabels: { team: 'ml' } }))]],
+      ['matchExpressions DoesNotExist a label the namespace has', [ksys, kns, relNs({ 'kueue.x-k8s.io/exempt': '' }), kcm(sel({ matchExpressions: [{ key: 'kueue.x-k8s.io/exempt', operator: 'DoesNotExist' }] }))]],
+      ['Kueue without the batch/job and pod integrations', [ksys, kns, relNs(), kcm(`${manage}integrations: {frameworks: [jobset.x-k8s.io/jobset]}\n`)]],
+    ];
+    for (const [n, objs] of proceeds) {
+      const r = renderOk(ctx, `Kueue proceeds, ${n}`, { values: pol, lookup: objs });
+      if (r) c(`Kueue proceeds, ${n}: both hook Jobs rendered`, ['jobguard-policy-check', 'jobguard-bootstrap'].every((j) => one(r.docs, 'Job', (d) => d.metadata.name === j)));
+    }
+    renderOk(ctx, 'Kueue proceeds, kueue.configMap "" skips the check', { values: pol, set: ['kueue.configMap='], lookup: [ksys, kns, relNs(), kcm(manage)] });
+    renderOk(ctx, 'Kueue proceeds, no hook Job (policyCheck.enabled=false, webhook.bootstrap=false)', { values: pol, set: ['policyCheck.enabled=false', 'webhook.bootstrap=false'], lookup: [ksys, kns, relNs(), kcm(manage)] });
+    renderOk(ctx, 'Kueue proceeds, installed in Kueue\'s own namespace, which the default selector leaves out', { values: pol, namespace: 'kueue-system', lookup: [ksys, kns, kcm(manage)] });
+  }
 
   // The memory limit: the chart refuses what `jobguard serve` would refuse at start, by the server's own
   // numbers, read here from its sources (the reserves of budget.h, the flag defaults of serve.c).
@@ -1523,6 +1573,15 @@ function mutationTests() {
     ['templates/tests/test-webhook.yaml', 'expirationSeconds: 600', 'expirationSeconds: 86400', 'default: test pod: a projected token of at most 10 minutes and the cluster CA at /var/run/secrets/jobguard-test, no TLS Secret'],
     ['values.yaml', 'caSource: webhookConfiguration', 'caSource: secret', "default: the test pod does not mount the TLS Secret (it verifies with the webhook configuration's caBundle)"],
     ['values.yaml', 'caSource: webhookConfiguration', 'caSource: secret', 'certManager: helm test verifies with the caBundle cert-manager injected into the webhook configuration'],
+    ['templates/policy-check.yaml', '{{- include "jobguard.kueueCheck" . }}', '', 'Kueue, an upgrade fails the same (pre-upgrade policy check)'],
+    ['templates/bootstrap.yaml', '{{- include "jobguard.kueueCheck" . }}', '', 'Kueue, no policy, fails naming only the bootstrap hook'],
+    ['templates/_helpers.tpl', '"NotIn" (not $in)', '"NotIn" $in', 'Kueue manages Jobs without a queue name (default selector), the install fails at once with the hint'],
+    ['templates/_helpers.tpl', '"NotIn" (not $in)', '"NotIn" true', 'Kueue proceeds, the release namespace in the selector\'s NotIn: renders'],
+    ['templates/_helpers.tpl', '"DoesNotExist" (not $has)', '"DoesNotExist" true', 'Kueue proceeds, matchExpressions DoesNotExist a label the namespace has: renders'],
+    ['templates/_helpers.tpl', '{{ $selected = false }}{{ end }}\n{{- end }}\n{{- range (dig "matchExpressions"', '{{ end }}\n{{- end }}\n{{- range (dig "matchExpressions"', 'Kueue proceeds, matchLabels the namespace lacks: renders'],
+    ['templates/_helpers.tpl', '(or (has "batch/job" $frameworks) (has "pod" $frameworks))', '(has "batch/job" $frameworks)', "Kueue, the pod integration alone fails too (it gates the hooks' pods)"],
+    ['templates/_helpers.tpl', 'merge (dict "kubernetes.io/metadata.name" $ns) (dig', 'merge dict (dig', 'Kueue, the release namespace not created yet (helm --create-namespace), fails by its name label'],
+    ['templates/_helpers.tpl', '(list "kube-system" ($cfg.namespace | default (first $ref)))', '(list "kube-system")', "Kueue proceeds, installed in Kueue's own namespace, which the default selector leaves out: renders"],
     ['values.schema.json', '"mode": {"type": "string", "enum": ["deny", "warn", "audit", "off"]}', '"mode": {"type": "string"}', 'schema rejects a policy mode "block"'],
     ['values.schema.json', `"rule ID (jobguard rules) or * (every rule not named) -> mode; an unknown rule ID is refused here, before it reaches a pod",
           "type": "object",

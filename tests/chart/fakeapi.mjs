@@ -10,7 +10,8 @@
 // renders by rewriting the file); everything else is 404 NotFound, and collections are empty.
 // Writes: only a JSON patch (application/json-patch+json, ops test and replace) of an object, which
 // is applied to OBJECTS.json (a failed test is 422 Invalid), as the chart's bootstrap hook sends; Helm's
-// dry runs send none.
+// dry runs send none. Every request but a GET is appended to OBJECTS.json.writes ("METHOD PATH"), so
+// that a caller sees whether a real `helm install` got as far as applying anything.
 //
 //   node fakeapi.mjs OBJECTS.json --tls CERT KEY --token TOKEN
 //
@@ -74,6 +75,7 @@ function serve(req, res) {
     fs.writeFileSync(forbid, String(n - 1));
     return reply(res, 403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'forbidden' });
   }
+  if (req.method !== 'GET') fs.appendFileSync(`${objectsFile}.writes`, `${req.method} ${p}\n`);
   if (req.method === 'PATCH') return patch(req, res, p);
   if (req.method !== 'GET') return reply(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 405, message: 'read-only' });
   if (p === '/version') return reply(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.0' });

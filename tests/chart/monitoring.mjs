@@ -35,7 +35,8 @@ const FUNCS = new Set(['sum', 'min', 'max', 'avg', 'count', 'rate', 'increase', 
   'histogram_quantile', 'by', 'without', 'on', 'ignoring', 'or', 'and', 'unless', 'bool', 'offset', 'label_values']);
 function checkSeries(where, expr) {
   // metric names: identifiers that are neither functions/keywords nor label names (before = or =~)
-  const stripped = expr.replace(/\{[^}]*\}/g, '{}').replace(/\[[^\]]*\]/g, '[]').replace(/"[^"]*"/g, '""');
+  const stripped = expr.replace(/\{[^}]*\}/g, '{}').replace(/\[[^\]]*\]/g, '[]').replace(/"[^"]*"/g, '""')
+    .replace(/\boffset\s+\d+[smhdwy]\b/g, '');
   const names = [...stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((m) => m[0])
     .filter((n) => !FUNCS.has(n) && !/^\d/.test(n));
   const grouping = new Set([...expr.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => m[1].split(',').map((s) => s.trim())));

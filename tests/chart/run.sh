@@ -423,6 +423,34 @@ require('fs').writeFileSync('$s/cluster.json', JSON.stringify([v]))") || return 
 			cd '$nd' && node bootstrap.mjs same '$s/cluster.json' '$s/rendered-vwc.json'"
 	[[ $rc -eq 0 ]] || sed 's/^/  bootstrap: /' "$s/boot-run.log" | tail -5
 	for _ in $(seq 200); do curl -fs "http://127.0.0.1:$ops/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+	# Kueue (jobguard.kueueCheck): a real `helm install`, no dry run, on the stand-in holding a Kueue
+	# configuration with manageJobsWithoutQueueName whose selector takes in namespace default fails while
+	# rendering, before its first write, with the hint (instead of waiting out --timeout for hooks that
+	# Kueue suspended); with default left out of the selector it gets past rendering to its first write
+	# (which the read-only stand-in refuses), as it does with no Kueue at all. checks.mjs covers the
+	# selector's forms.
+	for k in suspend:'[kube-system, kueue-system]' excluded:'[kube-system, kueue-system, default]' none:; do
+		printf '[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}},{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kueue-system"}},%s,%s]' \
+			'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default","labels":{"kubernetes.io/metadata.name":"default"}}}' \
+			"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"kueue-manager-config\",\"namespace\":\"kueue-system\"},\"data\":{\"controller_manager_config.yaml\":\"apiVersion: config.kueue.x-k8s.io/v1beta2\\nkind: Configuration\\nmanageJobsWithoutQueueName: true\\nmanagedJobsNamespaceSelector:\\n  matchExpressions:\\n  - {key: kubernetes.io/metadata.name, operator: NotIn, values: ${k#*:}}\\n\"}}" \
+			>"$s/cluster.json"
+		[[ $k == none: ]] && echo '[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}}]' >"$s/cluster.json"
+		rm -f "$s/cluster.json.writes"
+		t0=$(date +%s%N)
+		KUBECONFIG=$s/kubeconfig HELM_CACHE_HOME=$s/helm HELM_CONFIG_HOME=$s/helm HELM_DATA_HOME=$s/helm \
+			"$work/helm/$hv/helm" install jobguard "$chart" -n default --set policy.allowUnlistedControllers=false \
+			--timeout 2m --disable-openapi-validation >"$s/kueue-${k%%:*}.out" 2>&1
+		rc=$?
+		log "helm $hv: helm install, Kueue ${k%%:*}: exit $rc after $((($(date +%s%N) - t0) / 1000000)) ms; writes: $(paste -sd' ' "$s/cluster.json.writes" 2>/dev/null | cut -c1-100)"
+		if [[ ${k%%:*} == suspend ]]; then
+			check "helm $hv: Kueue would suspend the hook Jobs: a real helm install fails while rendering, before any write, with the hint" \
+				sh -c "test $rc -ne 0 && ! test -s '$s/cluster.json.writes' && grep -q 'Kueue would suspend the hook Jobs jobguard-policy-check and jobguard-bootstrap, and helm would wait out its --timeout.*selects namespace default.*--set policyCheck.enabled=false,webhook.bootstrap=false' '$s/kueue-suspend.out'"
+		else
+			check "helm $hv: Kueue ${k%%:*} (namespace default left out, or no Kueue): helm install gets past rendering to its first write" \
+				sh -c "grep -q '^POST /api/v1/namespaces/default/secrets' '$s/cluster.json.writes' && ! grep -q 'Kueue would suspend' '$s/kueue-${k%%:*}.out'"
+		fi
+	done
+	grep -q 'Kueue would suspend' "$s/kueue-suspend.out" || sed 's/^/  /' "$s/kueue-suspend.out" | tail -3
 	kill "$api" 2>/dev/null
 	wait "$api" 2>/dev/null
 	# Monitoring: the PrometheusRule (enforcement both: every group) and the dashboard read only series

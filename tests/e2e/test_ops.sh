@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ops port: /healthz, /readyz, /metrics (every metric with # HELP and # TYPE, counters that move
-# with requests), 404/405 there, and the JSON log lines (startup config, denial, refusal).
+# with requests), 404/405 there, and the JSON log lines (startup config, denial, refusal);
+# --metrics-zero-series=false: no rule series until a rule fires.
 source "$(dirname "$0")/lib.sh"
 jg_init "$@"
 
@@ -50,6 +51,7 @@ for k in $("$JG" policy show | jq -r '[.targets[].kind] | unique | .[]') other; 
 		fail "  no zero series for kind $k"
 done
 pass "  every target kind has its zero series"
+echo "# zero series of jobguard_rule_violations_total (--metrics-zero-series=true): $n_series"
 expect_eq "  no dry-run series before a dry run" 0 "$(grep -c 'dry_run="true"' "$TMP/m0")"
 ver=$("$JG" --version | awk '{print $2}')
 expect_eq "build_info carries the version" 1 "$(metric "jobguard_build_info{version=\"$ver\"}")"
@@ -146,6 +148,38 @@ if jq -e . "$SERVER_LOG" >/dev/null 2>&1; then pass "every log line is JSON"; el
 
 stop_server
 expect_eq "server exits 0" 0 "$SERVER_RC"
+
+# --metrics-zero-series=false (and its variable): no rule series before a rule fires, then exactly
+# the series of what happened; every other series as with the default. A bad value stops the start.
+for how in flag env; do
+	if [[ $how == flag ]]; then
+		start_server nozero --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+			--shutdown-delay 0 --metrics-zero-series=false || { fail "server start (no zero series)"; jg_finish; }
+	else
+		JOBGUARD_METRICS_ZERO_SERIES=false start_server nozero-env --tls-cert-file "$CERTS/tls.crt" \
+			--tls-private-key-file "$CERTS/tls.key" --shutdown-delay 0 || { fail "server start (no zero series, env)"; jg_finish; }
+	fi
+	curl -sS -o "$TMP/z0" "$OPS_URL/metrics"
+	expect_eq "$how: --metrics-zero-series=false: no rule violation series before any request" 0 \
+		"$(grep -c '^jobguard_rule_violations_total{' "$TMP/z0")"
+	expect_eq "  the metric is still declared (# HELP and # TYPE)" 2 "$(grep -c '^# [A-Z]* jobguard_rule_violations_total ' "$TMP/z0")"
+	expect_eq "  every other series as with zero series on" "$(grep -v '^jobguard_rule_violations_total{' "$TMP/m0" | grep -v '^#' | grep -v '^jobguard_certificate_expiry' | cut -d' ' -f1 | sort)" \
+		"$(grep -v '^jobguard_rule_violations_total{' "$TMP/z0" | grep -v '^#' | grep -v '^jobguard_certificate_expiry' | cut -d' ' -f1 | sort)"
+	post "$DENY_FILE" >/dev/null
+	post "$JS_FILE" >/dev/null
+	curl -sS -o "$TMP/z1" "$OPS_URL/metrics"
+	expect_eq "  once rules fire, exactly their series appear" "$RULE 1|$JS_RULE 1" \
+		"$(grep '^jobguard_rule_violations_total{' "$TMP/z1" | sort | paste -sd'|')"
+	start=$(grep -m1 '"msg":"starting jobguard"' "$SERVER_LOG")
+	expect_match "  the startup line says metrics_zero_series false" '"metrics_zero_series":"false"' "$start"
+	stop_server
+	expect_eq "  server exits 0" 0 "$SERVER_RC"
+done
+out=$(timeout 20 "$JG" serve --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+	--bind-address 127.0.0.1 --port "$(free_port)" --ops-port "$(free_port)" --metrics-zero-series no 2>&1)
+rc=$?
+expect_eq "--metrics-zero-series no: exit 2 with the values it takes" \
+	'2 jobguard serve: --metrics-zero-series must be true or false, not "no"' "$rc $out"
 
 # Text format and debug level.
 start_server text --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \

@@ -15,7 +15,7 @@ for f in tls-cert-file tls-private-key-file bind-address:0.0.0.0 port:9443 ops-p
 	shutdown-delay:5 drain-timeout:10 log-level:info log-format:json service-name client-ca-file \
 	client-cn tls-min-version:1.2 threads:0 parity:1.35 disable-rule mode cert-poll-interval:5 \
 	max-connections:1024 max-connections-per-ip:256 connection-timeout:30 \
-	connection-memory-limit:16KiB max-header-bytes:8KiB memory-budget:0; do
+	connection-memory-limit:16KiB max-header-bytes:8KiB memory-budget:0 metrics-zero-series:true; do
 	name=${f%%:*} def=${f#*:}
 	[[ $def == "$f" ]] && def=''
 	env=JOBGUARD_$(tr 'a-z-' 'A-Z_' <<<"$name")

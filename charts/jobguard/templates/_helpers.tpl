@@ -15,6 +15,7 @@ fresh render. Add a key here whenever values.yaml gains one.
   "policy" dict
   "policyCheck" (dict "enabled" true "activeDeadlineSeconds" 120 "resources" (dict "requests" (dict "cpu" "10m" "memory" "16Mi") "limits" (dict "memory" "64Mi")))
   "metrics" (dict
+    "zeroSeries" true
     "prometheusRule" (dict "enabled" false "labels" dict "selector" "" "for" "5m" "certificateExpiryWarningDays" 14 "certificateExpiryCriticalDays" 3 "errorRatio" 0.05 "latencySeconds" 0.5 "denialsPer15m" 10
       "apiServerSelector" "job=\"apiserver\"" "apiServerFor" "5m" "apiServerLatencyRatio" 0.5 "vapPolicyRegex" "jobguard-.*")
     "dashboard" (dict "enabled" false "labels" (dict "grafana_dashboard" "1") "annotations" dict))
@@ -25,7 +26,8 @@ fresh render. Add a key here whenever values.yaml gains one.
     "status" (dict "matchConditions" list))
   "targets" $targets
   "certificates" (dict "helm" (dict "newCA" false))
-  "test" (dict "caSource" "webhookConfiguration"))) }}
+  "test" (dict "caSource" "webhookConfiguration")
+  "kueue" (dict "configMap" "kueue-system/kueue-manager-config"))) }}
 {{- end }}
 
 {{- /* (list DST SRC): sets each key of the map SRC that the map DST lacks, recursively into maps both
@@ -544,6 +546,54 @@ Prints nothing; fails with the numbers.
 {{- $need := add $srv.processReserve $srv.policyReserve $srv.minBudget (mul $bytes.maxConnections (add $srv.connectionBase $bytes.connectionMemoryLimit)) }}
 {{- if lt (int64 $have) (int64 $need) }}
 {{- fail (printf "resources.limits.memory %s (%d bytes) leaves jobguard no memory budget: with --max-connections %v and --connection-memory-limit %v it needs at least %d bytes (%dMi), and jobguard serve would exit 2 at start. Raise the limit, lower --max-connections in server.extraArgs, or set --memory-budget there (docs/memory.md)" $limit (int64 $have) (index $srv "maxConnections") (index $srv "connectionMemoryLimit") (int64 $need) (div (add $need 1048575) 1048576)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+Kueue and the hook Jobs (docs/install.md, "Kueue and the chart's hook Jobs"). A Kueue with
+manageJobsWithoutQueueName suspends every Job without a queue name in the namespaces its
+managedJobsNamespaceSelector selects (Kueue's jobframework: WorkloadShouldBeSuspended, and the
+reconciler), and a Kueue with the pod integration gates their pods: the hook would never run and helm
+would wait out its --timeout. When this render has a hook Job, this reads Kueue's Configuration from
+the ConfigMap kueue.configMap (NAMESPACE/NAME, key controller_manager_config.yaml) and the release
+Namespace's labels, evaluates the selector as Kueue does (absent: NotIn kube-system and Kueue's
+namespace; matchLabels; matchExpressions In, NotIn, Exists, DoesNotExist) and fails the render, before
+anything is applied, with the fix. `helm template` and a cluster without that Namespace find nothing:
+no check. kueue.configMap "" turns it off. Prints nothing.
+*/}}
+{{- define "jobguard.kueueCheck" -}}
+{{- $ref := splitList "/" (.Values.kueue.configMap | default "") }}
+{{- if and (eq (len $ref) 2) (lookup "v1" "Namespace" "" (first $ref)) }}
+{{- $cm := lookup "v1" "ConfigMap" (first $ref) (last $ref) }}
+{{- $cfg := index (dig "data" dict ($cm | default dict)) "controller_manager_config.yaml" | default "" | fromYaml }}
+{{- $frameworks := dig "integrations" "frameworks" list $cfg | default (list "batch/job") }}
+{{- if and (not (hasKey $cfg "Error")) (eq (toString (dig "manageJobsWithoutQueueName" false $cfg)) "true") (or (has "batch/job" $frameworks) (has "pod" $frameworks)) }}
+{{- $sel := $cfg.managedJobsNamespaceSelector }}
+{{- if kindIs "invalid" $sel }}
+{{- $sel = dict "matchExpressions" (list (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list "kube-system" ($cfg.namespace | default (first $ref))))) }}
+{{- end }}
+{{- $ns := .Release.Namespace }}
+{{- $labels := merge (dict "kubernetes.io/metadata.name" $ns) (dig "metadata" "labels" dict (lookup "v1" "Namespace" "" $ns | default dict)) }}
+{{- $selected := kindIs "map" $sel }}
+{{- range $k, $v := (dig "matchLabels" dict ($sel | default dict)) }}
+{{- if not (and (hasKey $labels $k) (eq (toString (index $labels $k)) (toString $v))) }}{{ $selected = false }}{{ end }}
+{{- end }}
+{{- range (dig "matchExpressions" list ($sel | default dict)) }}
+{{- $has := hasKey $labels .key }}
+{{- $in := and $has (has (toString (index $labels .key)) (toStrings (.values | default list))) }}
+{{- $ok := dict "In" $in "NotIn" (not $in) "Exists" $has "DoesNotExist" (not $has) }}
+{{- if not (index $ok (toString .operator)) }}{{ $selected = false }}{{ end }}
+{{- end }}
+{{- if $selected }}
+{{- $hooks := list }}
+{{- $off := list }}
+{{- if and (ne .Values.enforcement "vap") .Values.policy .Values.policyCheck.enabled }}{{ $hooks = append $hooks (printf "%s-policy-check" (include "jobguard.fullname" .)) }}{{ $off = append $off "policyCheck.enabled=false" }}{{ end }}
+{{- if include "jobguard.bootstrap" . }}{{ $hooks = append $hooks (printf "%s-bootstrap" (include "jobguard.fullname" .)) }}{{ $off = append $off "webhook.bootstrap=false" }}{{ end }}
+{{- $jobs := ternary (printf "Job %s" (first $hooks)) (printf "Jobs %s" (join " and " $hooks)) (eq (len $hooks) 1) }}
+{{- $how := ternary " (Kueue's default)" "" (kindIs "invalid" $cfg.managedJobsNamespaceSelector) }}
+{{- fail (printf "Kueue would suspend the hook %s, and helm would wait out its --timeout: Kueue's configuration (ConfigMap %s, controller_manager_config.yaml) sets manageJobsWithoutQueueName: true, and its managedJobsNamespaceSelector %s%s selects namespace %s. Leave the namespace out of Kueue's selector (for example add %s to the values of its kubernetes.io/metadata.name NotIn expression), restart kueue-controller-manager and retry; or install without the hooks: --set %s; or skip this check: --set kueue.configMap=\"\" (docs/install.md, \"Kueue and the chart's hook Jobs\")" $jobs (join "/" $ref) (toJson $sel) $how $ns $ns (join "," $off)) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

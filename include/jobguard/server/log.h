@@ -24,7 +24,6 @@ void jg_log_setup(enum jg_log_level level, enum jg_log_format format, int fd);
 
 bool jg_log_parse_level(const char *s, enum jg_log_level *out);
 bool jg_log_parse_format(const char *s, enum jg_log_format *out);
-const char *jg_log_level_name(enum jg_log_level l);
 bool jg_log_enabled(enum jg_log_level l);
 
 struct jg_log {
@@ -43,7 +42,6 @@ void jg_log_strn(struct jg_log *l, const char *key, const char *v, size_t n);
 void jg_log_int(struct jg_log *l, const char *key, int64_t v);
 void jg_log_uint(struct jg_log *l, const char *key, uint64_t v);
 void jg_log_double(struct jg_log *l, const char *key, double v);
-void jg_log_bool(struct jg_log *l, const char *key, bool v);
 /* `json` is already valid JSON (an array of strings, ...); text format prints it as is. */
 void jg_log_raw(struct jg_log *l, const char *key, const char *json, size_t n);
 /* Writes the line and frees the buffer. */

@@ -3,7 +3,7 @@
 /* The decoder's typed readers: with the cursor at a member's value, read it as the Go type
  * kube-apiserver would decode it into (JSON null is Go's zero value: absent), or fail with the
  * member's path and what was there. Internal to src/engine/decode/. */
-#include "jobguard/policy.h"
+#include "jobguard/compiled.h"
 #include "scan.h"
 
 /* Field paths for messages ("request.object.status"): built on every member visited, so plain

@@ -17,10 +17,10 @@
  * Non-ASCII or any other byte outside strings is part of a literal or number and fails there. */
 #include "index.h"
 
-#include "../utf8.h"
 #include "jobguard/alloc.h"
 #include "jobguard/buf.h"
 #include "jobguard/decode.h"
+#include "jobguard/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * 16 bytes at a time. */
 #include "scan.h"
 
-#include "../utf8.h"
 #include "jobguard/alloc.h"
+#include "jobguard/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,7 +73,7 @@ static int hexval(char c) {
     return -1;
 }
 
-bool scan_hex4(const char *p, uint32_t *v) {
+static bool scan_hex4(const char *p, uint32_t *v) {
     *v = 0;
     for (int i = 0; i < 4; i++) {
         int h = hexval(p[i]);
@@ -246,7 +246,7 @@ static __attribute__((noinline)) status_t string_slow(struct scanner *sc, jg_str
 /* Scans a string at the cursor (which is at '"'). With `out`, yields its value: a slice of the
  * body when it has no escapes, else an unescaped copy owned by the review. Most strings (keys,
  * names) are plain ASCII: one run to the closing quote, without string_slow's frame. */
-status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
+static status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape) {
     const char *s = sc->p + 1, *e = plain_run(s, sc->end);
     if (__builtin_expect(e >= sc->end || *e != '"', 0)) return string_slow(sc, out, had_escape);
     sc->p = e + 1; /* past closing '"' */

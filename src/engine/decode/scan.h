@@ -77,12 +77,8 @@ static inline bool is_null(struct scanner *sc) {
     return literal(sc, "null", JG_LIT_LEN("null"));
 }
 
-/* Four hex digits at p (validated by the scanner before it is called on a string). */
-bool scan_hex4(const char *p, uint32_t *v);
-
-/* A string at the cursor ('"'). With `out`, its value: a slice of the body when it has no
- * escapes, else an unescaped copy owned by the review. */
-status_t scan_string_at(struct scanner *sc, jg_str *out, bool *had_escape);
+/* A string at the cursor ('"'): its value, a slice of the body when it has no escapes, else an
+ * unescaped copy owned by the review. */
 status_t scan_string(struct scanner *sc, jg_str *out);
 
 enum num_kind { NUM_INT, NUM_BIG_INT, NUM_REAL };

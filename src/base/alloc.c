@@ -19,13 +19,14 @@ void jg_free(void *p) {
     f_fn(p);
 }
 
+/* jansson allocates through the same functions. */
+static void install_jansson(void) {
+    json_set_alloc_funcs(m_fn, f_fn);
+}
+
 void jg_alloc_set(jg_malloc_fn m, jg_realloc_fn r, jg_free_fn f) {
     m_fn = m ? m : malloc;
     r_fn = r ? r : realloc;
     f_fn = f ? f : free;
-    jg_alloc_install_jansson();
-}
-
-void jg_alloc_install_jansson(void) {
-    json_set_alloc_funcs(m_fn, f_fn);
+    install_jansson();
 }

@@ -9,7 +9,10 @@
 #include "jobguard/admit.h"
 #include "jobguard/buf.h"
 
-void jg_metrics_reset(void); /* zero everything (start-up, tests) */
+void jg_metrics_reset(void); /* zero everything (start-up, tests); zero series on */
+/* Whether jobguard_rule_violations_total has a series at 0, before its first event, for every
+ * rule that can fire for each kind (--metrics-zero-series); after jg_metrics_reset. */
+void jg_metrics_zero_series(bool on);
 
 /* One decided AdmissionReview: requests_total, duration histogram and rule violations. */
 void jg_metrics_admission(const struct jg_outcome *o, double seconds);

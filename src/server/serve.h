@@ -6,7 +6,7 @@
 
 #include "jobguard/server/cgroup.h"
 #include "jobguard/server/log.h"
-#include "jobguard/server/transport.h"
+#include "transport.h"
 
 struct jg_serve_config {
     struct jg_server_config server;   /* threads 0: the container's CPU limit, else the CPUs the
@@ -18,6 +18,7 @@ struct jg_serve_config {
     const char *client_ca_file;       /* "": no client authentication */
     const char *policy_file;          /* "": no policy */
     unsigned cert_poll_interval_s;    /* 0: only on SIGHUP */
+    bool metrics_zero_series;         /* /metrics shows the rule series at 0 before they fire */
     enum jg_log_level log_level;
     enum jg_log_format log_format;
     struct jg_cgroup_limits cgroup; /* read by jg_serve_prepare */

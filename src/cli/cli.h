@@ -14,10 +14,6 @@ int jg_cmd_scan(int argc, char **argv);
 int jg_cmd_serve(int argc, char **argv);
 int jg_cmd_vap(int argc, char **argv);
 
-/* Reads a whole file ("-" = stdin) into `out`, refusing more than `max` bytes. On failure returns
- * false and writes a reason into err. */
-bool jg_read_file(const char *path, size_t max, jg_buf *out, char *err, size_t errlen);
-
 struct jg_config;
 struct jg_doc;
 

@@ -1,12 +1,12 @@
 /* tlscert: the serving certificate. OpenSSL checks every pair before it is served (key matches,
  * validity window, service DNS name, and what kube-apiserver's Go TLS client requires: names in
  * subjectAltName, serverAuth along the chain, a key and keyUsage that can sign the handshake),
- * in the server process: at startup on the main thread, then on the watcher thread; GnuTLS
- * objects built from it are handed to libmicrohttpd per handshake by jg_tls_cert_callback. The
- * watcher reloads the pair when the files change (poll), on request (SIGHUP) or when a pair
- * refused as not valid yet reaches its notBefore, swapping an atomic pointer; old pairs stay
- * allocated for a grace period because a handshake that already fetched them may still be
- * signing with them. Files are read with jg_read_regular_file: a FIFO or device at the path is
+ * in the server process: at startup on the main thread, then on the file watcher's thread
+ * (watch.h); GnuTLS objects built from it are handed to libmicrohttpd per handshake by
+ * jg_tls_cert_callback. The pair is reloaded when the files change (poll), on request (SIGHUP)
+ * or when a pair refused as not valid yet reaches its notBefore, swapping an atomic pointer; old
+ * pairs stay allocated for a grace period because a handshake that already fetched them may still
+ * be signing with them. Files are read with jg_read_regular_file: a FIFO or device at the path is
  * refused, never waited on. */
 #ifndef JOBGUARD_SERVER_TLSCERT_H
 #define JOBGUARD_SERVER_TLSCERT_H
@@ -27,11 +27,12 @@ struct jg_tls_settings {
     const char *cert_file;
     const char *key_file;
     const char *service_name; /* NULL or "": no DNS name check */
-    unsigned poll_interval_s; /* 0: reload only on jg_tls_request_reload() */
+    unsigned poll_interval_s; /* the watcher's; 0: reload only on request (SIGHUP) */
     unsigned grace_s;         /* keep a replaced pair at least this long */
 };
 
-/* Loads and checks the first pair. On failure returns false with a precise reason in err. */
+/* Loads and checks the first pair and adds it to the file watcher's list (watch.h) with the poll
+ * interval. On failure returns false with a precise reason in err. */
 bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen);
 
 /* For MHD_OPTION_HTTPS_CERT_CALLBACK (gnutls_certificate_retrieve_function2). */
@@ -40,32 +41,12 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
                          gnutls_pcert_st **pcert, unsigned int *pcert_length,
                          gnutls_privkey_t *privkey);
 
-/* Before jg_tls_watch_start: the watcher also calls check(force) after each look at the pair
- * (same poll interval, same SIGHUP); path names it in the "still busy" shutdown log. check
- * returns whether it read its file. After a look that read a file, the watcher hands back
- * libcrypto's pages (jg_tls_release_crypto_pages). */
-void jg_tls_watch_also(bool (*check)(bool force), const char *path);
 /* Drops libcrypto's read-only resident pages from the process (server/pages.h) and logs how much
  * at debug level: at start-up once serving, and after the watcher read a file. */
 void jg_tls_release_crypto_pages(void);
 
-/* Starts / stops the watcher thread. */
-bool jg_tls_watch_start(char *err, size_t errlen);
-void jg_tls_request_reload(void); /* async-signal-unsafe: call from the signal thread */
-/* Asks the watcher to return (it abandons a settle wait at once, finishes a check in progress). */
-void jg_tls_watch_request_stop(void);
-/* Asks it to stop and waits until deadline (CLOCK_MONOTONIC) at most. True: it has returned and
- * is joined. False: it is still busy (*doing, e.g. "reading", and *path say with what) and must
- * be left running: the caller then exits the process without freeing what the watcher uses. */
-bool jg_tls_watch_stop(const struct timespec *deadline, const char **doing, const char **path);
-
-/* Reload check, synchronously (the watcher calls this). force: ignore the stat signature. */
-enum jg_tls_reload { JG_TLS_UNCHANGED, JG_TLS_RELOADED, JG_TLS_FAILED };
-enum jg_tls_reload jg_tls_check_reload(bool force);
-
 /* The current pair is inside its validity window. */
 bool jg_tls_valid_now(void);
-int64_t jg_tls_not_after(void);
 
 /* Frees every pair. Call after the TLS daemon and the watcher are stopped. */
 void jg_tls_cleanup(void);

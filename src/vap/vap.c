@@ -2,7 +2,7 @@
  * (docs/vap.md). One policy (and binding) per row and mode in use, one more for the row's
  * <resource>/status when the policy binds status writers. Only standard CEL, RE2 `matches` and
  * the Kubernetes strings library (indexOf, substring, replace, join: every version since 1.27). */
-#include "jobguard/vap.h"
+#include "vap.h"
 
 #include "jobguard/alloc.h"
 #include "jobguard/buf.h"

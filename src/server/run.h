@@ -3,7 +3,7 @@
 #ifndef JOBGUARD_SERVER_RUN_H
 #define JOBGUARD_SERVER_RUN_H
 
-#include "jobguard/server/transport.h"
+#include "transport.h"
 
 /* Blocks SIGTERM/SIGINT/SIGHUP in every thread, starts everything, serves until SIGTERM or SIGINT,
  * then: /readyz 503 at once, keep serving for shutdown_delay_s (a second signal cuts it short),

@@ -3,7 +3,7 @@
  * request handler holds one from before jg_admit to after, the reload swaps the current one
  * under a mutex and drops its own reference, and the last holder frees it. So a request is
  * decided by exactly one policy, and a reload never frees a policy under a request. The file is
- * checked by the certificate watcher thread (same poll interval, same SIGHUP). */
+ * one of the file watcher's entries (watch.h), looked at after the certificate pair. */
 #ifndef JOBGUARD_SERVER_POLICYWATCH_H
 #define JOBGUARD_SERVER_POLICYWATCH_H
 

@@ -31,8 +31,7 @@ struct jg_server_config {
 /* Starts both daemons. On failure returns false with the reason in err (nothing left running). */
 bool jg_transport_start(const struct jg_server_config *cfg, char *err, size_t errlen);
 
-void jg_transport_set_draining(void); /* /readyz answers 503 from now on */
-bool jg_transport_draining(void);
+void jg_transport_set_draining(void);    /* /readyz answers 503 from now on */
 void jg_transport_quiesce(void);         /* stop accepting; responses carry Connection: close */
 unsigned jg_transport_connections(void); /* open connections of the TLS daemon */
 void jg_transport_stop(void);            /* closes everything that is left */

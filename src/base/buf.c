@@ -1,7 +1,7 @@
 #include "jobguard/buf.h"
 
 #include "jobguard/alloc.h"
-#include "utf8.h"
+#include "jobguard/utf8.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

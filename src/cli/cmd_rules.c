@@ -1,6 +1,6 @@
 /* jobguard rules: prints the rule table (the same table the engine runs). */
+#include "cli.h"
 #include "jobguard/rules.h"
-#include "jobguard/cli.h"
 #include "jobguard/targets.h"
 
 #include "flags.h"

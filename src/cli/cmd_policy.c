@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "jobguard/buf.h"
-#include "jobguard/cli.h"
 #include "jobguard/names.h"
 #include "jobguard/policy.h"
 #include "jobguard/reader.h"
