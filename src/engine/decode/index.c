@@ -29,6 +29,9 @@
 #include <immintrin.h>
 #endif
 #endif
+#ifndef HAVE_X86
+#define HAVE_X86 0
+#endif
 
 /* ---- levels ---- */
 
