@@ -244,10 +244,10 @@ int main(int argc, char **argv) {
         char name[64];
         const char *base = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
         if (strcmp(base, "review.json") == 0 && base - argv[f] >= 2) {
-            const char *end = base - 1, *start = end;
-            while (start > argv[f] && start[-1] != '/')
-                start--;
-            snprintf(name, sizeof name, "%.*s", (int)(end - start), start);
+            const char *end = base - 1, *folder = end;
+            while (folder > argv[f] && folder[-1] != '/')
+                folder--;
+            snprintf(name, sizeof name, "%.*s", (int)(end - folder), folder);
         } else {
             snprintf(name, sizeof name, "%s", base);
         }

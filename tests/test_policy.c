@@ -409,12 +409,12 @@ END_TEST
 
 /* A message longer than the caller's buffer keeps its first bytes and says how many it lost. */
 START_TEST(error_is_cut_not_overflowed) {
-    char full[256], small[48];
-    ck_assert_ptr_null(jg_policy_load_buffer("policy.json", "[]", 2, full, sizeof full));
+    char whole[256], small[48];
+    ck_assert_ptr_null(jg_policy_load_buffer("policy.json", "[]", 2, whole, sizeof whole));
     ck_assert_ptr_null(jg_policy_load_buffer("policy.json", "[]", 2, small, sizeof small));
     ck_assert_uint_le(strlen(small), sizeof small - 1);
     char want[64];
-    snprintf(want, sizeof want, "%.26s [truncated %zu bytes]", full, strlen(full) - 26);
+    snprintf(want, sizeof want, "%.26s [truncated %zu bytes]", whole, strlen(whole) - 26);
     ck_assert_str_eq(small, want);
 }
 END_TEST

@@ -391,7 +391,7 @@ START_TEST(depth_limit) {
         size_t n = 0;
         char *buf = malloc((size_t)depth * 2 + 2);
         for (int i = 0; i < depth; i++)
-            buf[n++] = i % 2 ? '[' : '[';
+            buf[n++] = '[';
         for (int i = 0; i < depth; i++)
             buf[n++] = ']';
         same(buf, n);

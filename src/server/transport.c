@@ -409,20 +409,20 @@ static enum MHD_Result validate_headers(struct MHD_Connection *c, struct conn_ct
     }
 
     if (g_cfg.client_ca_pem) {
-        char why[256] = "";
+        char bad[256] = "";
         if (cc->mtls == 0) {
             const union MHD_ConnectionInfo *ci =
                 MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
             cc->mtls =
                 ci && ci->tls_session &&
-                        jg_tls_verify_client(ci->tls_session, g_cfg.client_cn, why, sizeof why)
+                        jg_tls_verify_client(ci->tls_session, g_cfg.client_cn, bad, sizeof bad)
                     ? 1
                     : -1;
-            if (cc->mtls < 0 && !why[0]) snprintf(why, sizeof why, "no TLS session");
+            if (cc->mtls < 0 && !bad[0]) snprintf(bad, sizeof bad, "no TLS session");
         }
         if (cc->mtls < 0)
             return refuse(c, method, url, MHD_HTTP_FORBIDDEN, "Forbidden",
-                          why[0] ? why : "client certificate rejected", true, NULL);
+                          bad[0] ? bad : "client certificate rejected", true, NULL);
     }
 
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);

@@ -126,10 +126,10 @@ static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cu
             jg_buf_put(&w->text, w->field, w->field_len);
             if (w->field_len) jg_buf_putc(&w->text, '.');
             jg_buf_put(&w->text, key.p, key.n);
-            size_t n = w->text.len - off;
+            size_t flen = w->text.len - off;
             jg_buf_putc(&w->text, '\0'); /* a C string: the rules pass it as a field path */
             /* the match: the field itself, unless the row keys a list */
-            size_t moff = off, mn = n;
+            size_t moff = off, mn = flen;
             if (w->by_key && !w->no_key) {
                 moff = w->text.len;
                 jg_buf_put(&w->text, w->match.data, w->match.len);
@@ -138,7 +138,7 @@ static status_t crd_leaf(struct scanner *sc, struct crd_walk *w, const struct cu
             if (w->text.oom || w->match.oom) return scan_oom(sc->err);
             w->nested[w->n_nested++] = (struct jg_nested_value){
                 .which = (unsigned)(c[i].id - 2),
-                .field = {(const char *)(uintptr_t)off, n},
+                .field = {(const char *)(uintptr_t)off, flen},
                 .value = v.s,
                 .match = {(const char *)(uintptr_t)(w->no_key ? 0 : moff + 1), mn}};
         }

@@ -30,6 +30,9 @@
 #include <immintrin.h>
 #endif
 #endif
+#ifndef HAVE_X86
+#define HAVE_X86 0
+#endif
 
 /* ---- levels ---- */
 
