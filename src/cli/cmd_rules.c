@@ -60,8 +60,8 @@ int jg_cmd_rules(int argc, char **argv) {
         const struct jg_policy_target *t = &jg_builtin_targets[i];
         printf("  %s/%s %s (%s)\n    managedBy:      %s\n    reserved value: %s\n", t->group,
                t->versions.v[0], t->kind, t->resource, t->managed_by_path, t->reserved_value);
-        for (size_t v = 1; v < t->versions.n; v++)
-            printf("    also served as: %s/%s\n", t->group, t->versions.v[v]);
+        for (size_t vi = 1; vi < t->versions.n; vi++)
+            printf("    also served as: %s/%s\n", t->group, t->versions.v[vi]);
         for (size_t k = 0; k < t->n_nested; k++) {
             const struct jg_policy_nested *nd = &t->nested[k];
             printf("    nested copy:    %s (%s)\n", nd->path,

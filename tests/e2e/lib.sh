@@ -127,10 +127,12 @@ free_port() {
 # start_server LOGNAME [serve args...]: starts jobguard on fresh ports and waits for /healthz.
 # Sets SERVER_PID PORT OPS URL OPS_URL SERVER_LOG. The cert flags are the caller's.
 start_server() {
-	local name=$1 attempt i
+	local name=$1 attempt i size
 	shift
 	SERVER_LOG=$TMP/$name.log
+	touch "$SERVER_LOG"
 	for attempt in 1 2 3 4 5; do
+		size=$(stat -c %s "$SERVER_LOG")
 		PORT=$(free_port) && OPS=$(free_port) || return 1
 		[[ $PORT != "$OPS" ]] || continue
 		"$JG" serve --bind-address 127.0.0.1 --port "$PORT" --ops-port "$OPS" "$@" \
@@ -146,6 +148,8 @@ start_server() {
 		done
 		wait "$SERVER_PID" 2>/dev/null
 		grep -q "Address already in use" "$SERVER_LOG" || break # not a port clash: give up
+		# forget the clashed attempt, so callers read this server's lines only
+		truncate -s "$size" "$SERVER_LOG"
 	done
 	echo "# server $name did not start; log:" >&2
 	tail -n 20 "$SERVER_LOG" >&2
