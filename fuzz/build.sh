@@ -16,7 +16,7 @@ engine="$(find "$root/src/base" "$root/src/engine" "$root/src/policy" "$root/src
 # -fno-sanitize-recover: a UBSan report is a crash, not a log line. The warnings: meson.build's
 # that clang has.
 flags="-g -O1 -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -I$root/include
-       -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition -Wpointer-arith
+       -Wwrite-strings -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition -Wpointer-arith
        -Wundef -Wvla -Wformat-security
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 jansson=$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) # libcrypto: the policy's sha256
