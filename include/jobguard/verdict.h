@@ -48,10 +48,9 @@ struct jg_errors {
     jg_buf scratch; /* for callers composing a dynamic detail */
     size_t omitted; /* errors beyond JG_MAX_CAUSES or JG_MAX_ERROR_TEXT: counted only */
     /* the same per rule (index enum jg_rule_id), for audit values: read with jg_errors_omitted_by.
-     * An entry holds a count only if its bit is set in omitted_rules (so that starting a list,
-     * five times per request, does not clear 512 bytes) */
+     * Cleared whenever a list starts, five times per request: a bit per rule saying which entries
+     * are set instead saved 736 instructions per review: 1.5 % of a 3.9 KB one, 0.6 % of 16.7 KB */
     size_t omitted_by_rule[64];
-    uint64_t omitted_rules;
     uint64_t rules; /* bit (1 << rule) of every error, omitted ones included */
     /* Rules recorded (bit (1 << rule)); errors of the others are dropped unseen, uncounted.
      * jg_errors_init sets every bit; the engine runs one list per mode (rules.h). */
@@ -62,7 +61,7 @@ struct jg_errors {
 void jg_errors_init(struct jg_errors *e);
 /* Errors of `rule` left out (counted only). */
 static inline size_t jg_errors_omitted_by(const struct jg_errors *e, int rule) {
-    return e->omitted_rules >> rule & 1 ? e->omitted_by_rule[rule] : 0;
+    return e->omitted_by_rule[rule];
 }
 void jg_errors_free(struct jg_errors *e);
 void jg_errors_reset(struct jg_errors *e);

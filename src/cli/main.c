@@ -38,8 +38,13 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    /* Blocks of 1 MiB and more (large bodies, long decoded lists) get their own mappings: growing
-     * one remaps instead of copying (a 7 MiB review peaked 12 MB higher), freeing returns it. */
+    /* The heap policy, the only one: blocks of 1 MiB and more (large bodies, long decoded lists)
+     * get their own mappings, so growing one remaps instead of copying (a 7 MiB review peaked
+     * 12 MB higher) and freeing one returns it (glibc's default threshold rises to 32 MiB once
+     * such a block is freed). The server's memory cgroup after 20 reviews of 3 MB and 2,000 of
+     * 3.9 KB (bench/cgmem.sh): working set 2.6 MiB with it, 14.0 MiB without; a malloc_trim
+     * whenever traffic paused saved 0.3 MiB more and was dropped. Buffers of a request are freed
+     * when it ends, so an idle keep-alive connection holds none. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
         usage(stderr);

@@ -9,13 +9,12 @@
 #include <time.h>
 
 void jg_errors_init(struct jg_errors *e) {
-    /* every member but omitted_by_rule, whose entries omitted_rules says are set */
     e->v = NULL;
     e->n = e->cap = 0;
     e->text = (jg_buf)JG_BUF_INIT;
     e->scratch = (jg_buf)JG_BUF_INIT;
     e->omitted = 0;
-    e->omitted_rules = 0;
+    memset(e->omitted_by_rule, 0, sizeof e->omitted_by_rule);
     e->rules = 0;
     e->only = UINT64_MAX;
     e->oom = false;
@@ -23,11 +22,6 @@ void jg_errors_init(struct jg_errors *e) {
 
 /* One more error of `rule` left out. */
 static void count_omitted(struct jg_errors *e, int rule) {
-    uint64_t bit = UINT64_C(1) << rule;
-    if (!(e->omitted_rules & bit)) {
-        e->omitted_rules |= bit;
-        e->omitted_by_rule[rule] = 0;
-    }
     e->omitted++;
     e->omitted_by_rule[rule]++;
 }
@@ -42,7 +36,7 @@ void jg_errors_free(struct jg_errors *e) {
 void jg_errors_reset(struct jg_errors *e) {
     e->n = 0;
     e->omitted = 0;
-    e->omitted_rules = 0;
+    memset(e->omitted_by_rule, 0, sizeof e->omitted_by_rule);
     e->rules = 0;
     e->oom = false;
     jg_buf_reset(&e->text);

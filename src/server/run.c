@@ -102,7 +102,6 @@ int jg_server_run(const struct jg_server_config *cfg) {
         jg_transport_stop();
         return 1;
     }
-    jg_tls_release_crypto_pages(); /* the start-up checks are done: OpenSSL next runs on a reload */
     struct jg_log l;
     if (jg_log_begin(&l, JG_LOG_INFO, "serving")) {
         jg_log_str(&l, "bind_address", cfg->bind_address);

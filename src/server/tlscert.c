@@ -21,7 +21,6 @@
 #include "jobguard/readfile.h"
 #include "jobguard/server/log.h"
 #include "metrics.h"
-#include "pages.h"
 #include "watch.h"
 
 struct pair {
@@ -526,7 +525,6 @@ bool jg_tls_init(const struct jg_tls_settings *s, char *err, size_t errlen) {
     jg_metrics_cert_expiry(p->not_after);
     log_pair(JG_LOG_INFO, "certificate loaded", p);
     jg_watch_set_poll(s->poll_interval_s);
-    jg_watch_after_read(jg_tls_release_crypto_pages);
     if (!jg_watch_add(&(struct jg_watch_entry){s->cert_file, watch_check, watch_due})) {
         fmt(err, errlen, "%s: too many watched files", s->cert_file);
         return false;
@@ -751,13 +749,4 @@ bool jg_tls_verify_client(void *session_, const char *cn, char *reason, size_t n
     gnutls_x509_crt_deinit(crt);
     if (!ok) fmt(reason, n, "client certificate common name \"%s\" is not \"%s\"", got, cn);
     return ok;
-}
-
-void jg_tls_release_crypto_pages(void) {
-    size_t released = jg_pages_release_library("libcrypto.so");
-    struct jg_log l;
-    if (released && jg_log_begin(&l, JG_LOG_DEBUG, "released libcrypto's resident pages")) {
-        jg_log_uint(&l, "kib", released / 1024);
-        jg_log_end(&l);
-    }
 }

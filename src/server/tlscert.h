@@ -41,10 +41,6 @@ int jg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
                          gnutls_pcert_st **pcert, unsigned int *pcert_length,
                          gnutls_privkey_t *privkey);
 
-/* Drops libcrypto's read-only resident pages from the process (server/pages.h) and logs how much
- * at debug level: at start-up once serving, and after the watcher read a file. */
-void jg_tls_release_crypto_pages(void);
-
 /* The current pair is inside its validity window. */
 bool jg_tls_valid_now(void);
 

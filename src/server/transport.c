@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -85,11 +84,6 @@ static pthread_t g_watchdog;
 static atomic_bool g_watchdog_stop;
 static bool g_watchdog_running;
 #define WATCHDOG_TICK_MS 200
-/* Heap trim: after a tick with no request (the server has gone quiet), or at least this often
- * under constant load. malloc_trim walks the whole heap under the arena lock, so a request that
- * allocates meanwhile waits for it; under load the pages it frees are needed again at once. */
-#define TRIM_BUSY_INTERVAL_MS 60000
-static atomic_uint_fast64_t g_heap_events; /* requests completed + connections closed */
 static atomic_uint_fast64_t g_request_seq; /* orders requests for budget evictions */
 
 static int64_t now_ms(void) {
@@ -138,23 +132,9 @@ static void make_room(struct conn_ctx *fresh, unsigned limit) {
 
 static void *watchdog(void *arg) {
     (void)arg;
-    int64_t last_trim = now_ms();
-    uint_fast64_t seen = atomic_load(&g_heap_events), trimmed_at = seen;
     while (!atomic_load(&g_watchdog_stop)) {
         nanosleep(&(struct timespec){0, WATCHDOG_TICK_MS * 1000000L}, NULL);
         int64_t now = now_ms();
-        /* TLS handshakes and finished requests leave free holes in the heap that glibc keeps
-         * resident; hand them back once traffic pauses for a tick after requests were served or
-         * connections closed (nothing waits on the serving thread then), and under unbroken load
-         * once a minute. */
-        uint_fast64_t done = atomic_load(&g_heap_events);
-        bool quiet = done == seen && done != trimmed_at;
-        seen = done;
-        if (quiet || (done != trimmed_at && now - last_trim >= TRIM_BUSY_INTERVAL_MS)) {
-            malloc_trim(0);
-            last_trim = now;
-            trimmed_at = done;
-        }
         pthread_mutex_lock(&g_conns_lock);
         for (struct conn_ctx *cc = g_conns; cc; cc = cc->next)
             if (!cc->cut && missed_deadline(cc, now)) cut(cc);
@@ -203,19 +183,45 @@ static struct conn_ctx *conn_of(struct MHD_Connection *c) {
     return ci ? ci->socket_context : NULL;
 }
 
-static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                  const char *body, size_t len, bool close, const char *allow,
-                                  const char *retry_after) {
+/* How respond() gets its body: a literal that lives for ever, bytes libmicrohttpd copies (a
+ * buffer on the stack), or a jg_buf's buffer handed over, which libmicrohttpd frees once sent. */
+enum body_kind { BODY_STATIC, BODY_COPY, BODY_HANDED };
+
+/* Queues the answer of either port: `close` adds Connection: close, `allow` and `retry_after`
+ * their headers when not NULL. A handed-over buffer is freed here if the response cannot be made.
+ */
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, const char *ctype,
+                               const char *body, size_t len, enum body_kind kind, bool close,
+                               const char *allow, const char *retry_after) {
+    void *data = (void *)(uintptr_t)body;
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-    if (!r) return MHD_NO;
+        kind == BODY_HANDED
+            ? MHD_create_response_from_buffer_with_free_callback(len, data, jg_free)
+            : MHD_create_response_from_buffer(
+                  len, data, kind == BODY_STATIC ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_COPY);
+    if (!r) {
+        if (kind == BODY_HANDED) jg_free(data);
+        return MHD_NO;
+    }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    if (close || atomic_load_explicit(&g_closing, memory_order_relaxed))
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     if (retry_after) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
+    return ret;
+}
+
+/* respond() with a jg_buf's bytes handed over (b is left empty), on the webhook port: closes the
+ * connection after the answer while the server shuts down. MHD_NO when b ran out of memory. */
+static enum MHD_Result respond_webhook(struct MHD_Connection *c, unsigned code, jg_buf *b,
+                                       bool close, const char *allow, const char *retry_after) {
+    close = close || atomic_load_explicit(&g_closing, memory_order_relaxed);
+    enum MHD_Result ret = b->oom || !b->data ? MHD_NO
+                                             : respond(c, code, "application/json", b->data, b->len,
+                                                       BODY_HANDED, close, allow, retry_after);
+    if (b->oom) jg_buf_free(b);
+    *b = (jg_buf)JG_BUF_INIT;
     return ret;
 }
 
@@ -226,10 +232,7 @@ static enum MHD_Result refuse_with(struct MHD_Connection *c, const char *method,
                                    bool close, const char *allow, const char *retry_after) {
     jg_buf b = JG_BUF_INIT;
     jg_encode_error(&b, JG_API_V1, (jg_str){"", 0}, (int)code, reason, message);
-    enum MHD_Result ret =
-        b.oom ? MHD_NO
-              : send_bytes(c, code, "application/json", b.data, b.len, close, allow, retry_after);
-    jg_buf_free(&b);
+    enum MHD_Result ret = respond_webhook(c, code, &b, close, allow, retry_after);
     jg_metrics_http_response(code);
     struct jg_log l;
     if (jg_log_begin(&l, code >= 500 && code != 503 ? JG_LOG_ERROR : JG_LOG_WARN,
@@ -551,7 +554,10 @@ static void log_outcome(struct MHD_Connection *c, const struct jg_outcome *o, do
     jg_log_end(&l);
 }
 
-static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, struct req_ctx *r) {
+/* Decides the whole body and queues the answer, handing cc->resp's buffer over to libmicrohttpd;
+ * *answer_len: the bytes it holds until the client has read them. */
+static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, struct req_ctx *r,
+                              size_t *answer_len) {
     struct jg_outcome o;
     jg_outcome_init(&o);
     /* one snapshot decides the whole request; a reload meanwhile frees it only after release */
@@ -559,16 +565,16 @@ static enum MHD_Result decide(struct MHD_Connection *c, struct conn_ctx *cc, str
     jg_admit(cc->body.data ? cc->body.data : "", cc->body.len, &snap->cfg, &cc->resp, &o);
     jg_snapshot_release(snap);
     enum MHD_Result ret;
+    *answer_len = 0;
     if (cc->resp.oom || !cc->resp.data) {
-        static const char oom[] = "{\"response\":{\"uid\":\"\",\"allowed\":false,\"status\":"
-                                  "{\"metadata\":{},\"message\":\"out of memory\",\"code\":500}}}";
-        ret = send_bytes(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", oom, sizeof oom - 1,
-                         true, NULL, NULL);
+        jg_buf_free(&cc->resp);
+        ret = respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", jg_oom_response,
+                      strlen(jg_oom_response), BODY_STATIC, true, NULL, NULL);
         jg_metrics_http_response(500);
     } else {
         /* every decided review is HTTP 200, whatever status.code says (controller-runtime) */
-        ret = send_bytes(c, MHD_HTTP_OK, "application/json", cc->resp.data, cc->resp.len, false,
-                         NULL, NULL);
+        *answer_len = cc->resp.len;
+        ret = respond_webhook(c, MHD_HTTP_OK, &cc->resp, false, NULL, NULL);
         jg_metrics_http_response(200);
     }
     double secs = since(&r->start);
@@ -640,14 +646,14 @@ static enum MHD_Result on_webhook(void *cls, struct MHD_Connection *c, const cha
         return answer_shed(c, r, method, url);
     }
     r->reserved = cost;
-    enum MHD_Result ret = decide(c, cc, r);
-    /* libmicrohttpd holds a copy of the answer until it is sent: that is all the request holds
-     * now, for as long as its client takes to read it */
-    jg_budget_hold_set(&r->hold, cc->resp.len);
+    size_t answer_len;
+    enum MHD_Result ret = decide(c, cc, r, &answer_len);
+    /* libmicrohttpd holds the answer until it is sent: that is all the request holds now, for as
+     * long as its client takes to read it */
+    jg_budget_hold_set(&r->hold, answer_len);
     jg_budget_give(r->body_len, cost);
     r->reserved = 0;
     jg_buf_free(&cc->body);
-    jg_buf_free(&cc->resp);
     return ret;
 }
 
@@ -683,12 +689,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->in_flight) jg_metrics_in_flight(-1);
     if (r->reserved) jg_budget_give(r->body_len, r->reserved);
     jg_budget_hold_release(&r->hold);
-    atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     struct conn_ctx *cc = conn_of(c);
     if (cc) atomic_store(&cc->waiting_since_ms, now_ms());
     /* An idle keep-alive connection holds no buffer of ours: with a pool of API-server
-     * connections that matters more than one malloc per request (the response was copied by
-     * libmicrohttpd, MUST_COPY). */
+     * connections that matters more than one malloc per request (the response's buffer went to
+     * libmicrohttpd). */
     if (cc) {
         jg_buf_free(&cc->body);
         jg_buf_free(&cc->resp);
@@ -789,7 +794,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         jg_buf_free(&cc->resp);
         free(cc);
         *socket_context = NULL;
-        atomic_fetch_add_explicit(&g_heap_events, 1, memory_order_relaxed);
     }
 }
 
@@ -831,26 +835,19 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
     }
 }
 
-static enum MHD_Result ops_send(struct MHD_Connection *c, unsigned code, const char *ctype,
-                                const char *body, size_t len, bool close) {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-    if (!r) return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
+/* respond() on the ops port: plain text; 405 names the methods it takes. */
+static enum MHD_Result ops_respond(struct MHD_Connection *c, unsigned code, const char *body,
+                                   size_t len, enum body_kind kind, bool close) {
+    return respond(c, code, "text/plain; charset=utf-8", body, len, kind, close,
+                   code == MHD_HTTP_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL, NULL);
 }
+#define OPS_TEXT(c, code, lit) ops_respond(c, code, lit, sizeof lit - 1, BODY_STATIC, false)
 
 static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls) {
     (void)cls, (void)version, (void)upload;
     struct req_ctx *r = *con_cls;
-    static const char text[] = "text/plain; charset=utf-8";
     if (!r) return MHD_NO;
     if (!r->started) { /* headers: refuse what the webhook port refuses, else read on */
         r->started = true;
@@ -866,7 +863,7 @@ static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *u
             jg_log_str(&l, "path", url);
             jg_log_end(&l);
         }
-        return ops_send(c, code, text, msg, (size_t)n, true);
+        return ops_respond(c, code, msg, (size_t)n, BODY_COPY, true);
     }
     if (*upload_size) { /* bodies are ignored */
         *upload_size = 0;
@@ -874,26 +871,25 @@ static enum MHD_Result on_ops(void *cls, struct MHD_Connection *c, const char *u
     }
     bool known =
         strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0;
-    if (!known) return ops_send(c, MHD_HTTP_NOT_FOUND, text, "not found\n", 10, false);
+    if (!known) return OPS_TEXT(c, MHD_HTTP_NOT_FOUND, "not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return ops_send(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19, false);
-    if (strcmp(url, "/healthz") == 0) return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3, false);
+        return OPS_TEXT(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+    if (strcmp(url, "/healthz") == 0) return OPS_TEXT(c, MHD_HTTP_OK, "ok\n");
     if (strcmp(url, "/readyz") == 0) {
         if (atomic_load(&g_draining))
-            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "shutting down\n", 14, false);
+            return OPS_TEXT(c, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n");
         if (!jg_tls_valid_now())
-            return ops_send(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "no valid certificate\n", 21,
-                            false);
-        return ops_send(c, MHD_HTTP_OK, text, "ok\n", 3, false);
+            return OPS_TEXT(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no valid certificate\n");
+        return OPS_TEXT(c, MHD_HTTP_OK, "ok\n");
     }
     jg_buf b = JG_BUF_INIT;
     jg_metrics_render(&b);
-    enum MHD_Result ret = b.oom
-                              ? MHD_NO
-                              : ops_send(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                                         b.data, b.len, false);
-    jg_buf_free(&b);
-    return ret;
+    if (b.oom) {
+        jg_buf_free(&b);
+        return MHD_NO;
+    }
+    return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len,
+                   BODY_HANDED, false, NULL, NULL);
 }
 
 /* sockaddr for --bind-address (IPv4 or IPv6 literal). */

@@ -10,7 +10,6 @@
 static struct jg_watch_entry g_entries[JG_WATCH_MAX];
 static size_t g_n;
 static unsigned g_poll_s;
-static void (*g_after_read)(void);
 
 static pthread_t g_thread;
 static bool g_thread_running;
@@ -29,10 +28,6 @@ bool jg_watch_add(const struct jg_watch_entry *e) {
 
 void jg_watch_set_poll(unsigned seconds) {
     g_poll_s = seconds;
-}
-
-void jg_watch_after_read(void (*fn)(void)) {
-    g_after_read = fn;
 }
 
 void jg_watch_doing(const char *what, const char *path) {
@@ -88,12 +83,10 @@ static void *watch_main(void *arg) {
         bool force = g_reload_requested;
         g_reload_requested = false;
         pthread_mutex_unlock(&g_mu);
-        bool read = false;
         for (size_t i = 0; i < g_n; i++) {
             jg_watch_doing("looking for changes", g_entries[i].path); /* stat(2) of its files */
-            read = g_entries[i].check(force) || read;
+            g_entries[i].check(force);
         }
-        if (read && g_after_read) g_after_read();
         jg_watch_doing(NULL, NULL);
         pthread_mutex_lock(&g_mu);
     }

@@ -25,8 +25,6 @@ struct jg_watch_entry {
 bool jg_watch_add(const struct jg_watch_entry *e);
 /* Seconds between polls; 0 (the default): only on request and when an entry is due. */
 void jg_watch_set_poll(unsigned seconds);
-/* Called after a round in which a check read a file (OpenSSL ran on it). */
-void jg_watch_after_read(void (*fn)(void));
 
 /* Starts the thread. */
 bool jg_watch_start(char *err, size_t errlen);
