@@ -6,6 +6,7 @@
  *        bench_engine --policy-scaling [-t SECONDS] [writers|globs]
  *                     (the policy rules' cost against policy and request size) */
 #include "jobguard/admit.h"
+#include "jobguard/decode.h"
 #include "jobguard/policy.h"
 #include "shapes.h"
 
@@ -198,6 +199,14 @@ int main(int argc, char **argv) {
         first++;
     }
     if (seconds <= 0) seconds = scale || policy_scale ? 0.2 : 1.0;
+    /* JOBGUARD_SCANNER forces the decoder's level, as for the jobguard program (docs/decoder.md).
+     */
+    const char *level = getenv("JOBGUARD_SCANNER");
+    if (level && *level && !jg_scanner_force(level)) {
+        fprintf(stderr, "bench_engine: JOBGUARD_SCANNER=%s is not scalar, portable, sse2 or avx2\n",
+                level);
+        return 2;
+    }
     if (policy_scale) {
         jg_buf out = JG_BUF_INIT;
         int rc = policy_scaling(first < argc ? argv[first] : NULL, seconds, &out);

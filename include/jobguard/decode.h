@@ -38,6 +38,15 @@ enum jg_decode_status jg_decode_review(const char *body, size_t len, jg_review *
 
 struct jg_policy;
 
+/* The structural pass's level (docs/decoder.md). jg_scanner_force names one for every body, small
+ * ones too: "scalar", "portable", "sse2" or "avx2" (a level the CPU or build lacks falls back to
+ * the best it has); NULL returns to the automatic choice; any other name: false, nothing changed.
+ * Call it before decoding starts. The engine reads no environment: the CLI passes
+ * JOBGUARD_SCANNER here, the tests and benches their own choice. */
+bool jg_scanner_force(const char *level);
+/* The level bodies of 6 KiB and more are read with now (forced, else the CPU's best). */
+const char *jg_scanner_level_name(void);
+
 /* The same, with the policy whose target rows route CRD requests (NULL: the built-in rows). The
  * request's objects are decoded only for a target (a row of the table); `jg_decode_review` is
  * this with no policy. */

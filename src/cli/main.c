@@ -1,8 +1,10 @@
 /* jobguard: parses the subcommand and hands over. No rule or transport logic here. */
 #include "cli.h"
+#include "jobguard/decode.h"
 
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct command {
@@ -46,6 +48,14 @@ int main(int argc, char **argv) {
      * whenever traffic paused saved 0.3 MiB more and was dropped. Buffers of a request are freed
      * when it ends, so an idle keep-alive connection holds none. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* The decoder's level, forced for measurements and tests (docs/decoder.md); the engine reads
+     * no environment of its own. */
+    const char *level = getenv("JOBGUARD_SCANNER");
+    if (level && *level && !jg_scanner_force(level))
+        fprintf(stderr,
+                "jobguard: JOBGUARD_SCANNER=%s is not scalar, portable, sse2 or avx2; "
+                "ignored\n",
+                level);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -17,7 +17,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 WORK=${1:?usage: $0 WORKDIR}/arm64
 LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
-SUITES=(cases units scanner cases-scalar cases-portable cases-sse2 cases-avx2 bounds policy rules
+SUITES=(cases units scanner bounds policy rules
     targets modes readfile budget refdecode scaling chaos)
 
 for t in aarch64-linux-gnu-gcc qemu-aarch64 pkg-config jq; do

@@ -112,5 +112,11 @@ expect_rc "check --help" 0 "$bin" check --help
 expect_grep "check help documents exit codes" "$tmp/out" "0 allowed, 1 denied, 2 unreadable input"
 expect_rc "rules --help" 0 "$bin" rules --help
 expect_rc "unknown command" 2 "$bin" frobnicate
+big=$cases/r-status-update-realistic/review.json
+for level in scalar portable sse2 avx2; do
+    expect_rc "JOBGUARD_SCANNER=$level decides as the default" 0 env JOBGUARD_SCANNER=$level "$bin" check "$big"
+done
+expect_rc "an unknown JOBGUARD_SCANNER is ignored" 0 env JOBGUARD_SCANNER=neon "$bin" check "$big"
+expect_grep "and named on stderr" "$tmp/err" "jobguard: JOBGUARD_SCANNER=neon is not scalar, portable, sse2 or avx2; ignored"
 
 finish

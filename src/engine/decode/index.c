@@ -53,35 +53,42 @@ enum scan_level scan_level_supported(enum scan_level want) {
 #endif
 }
 
-static int forced = -1; /* whether JOBGUARD_SCANNER names a level; set with `cached` */
+static int forced = -1; /* the level jg_scanner_force named, or -1: the CPU's choice */
+
+static const char *const level_names[] = {"scalar", "portable", "sse2", "avx2"};
+
+bool jg_scanner_force(const char *level) {
+    int want = -1;
+    if (level) {
+        for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names); i++)
+            if (!strcmp(level, level_names[i])) want = i;
+        if (want < 0) return false;
+        want = (int)scan_level_supported((enum scan_level)want);
+    }
+    __atomic_store_n(&forced, want, __ATOMIC_RELAXED);
+    return true;
+}
+
+const char *jg_scanner_level_name(void) {
+    return level_names[scan_level_default()];
+}
 
 enum scan_level scan_level_default(void) {
+    int f = __atomic_load_n(&forced, __ATOMIC_RELAXED);
+    if (f >= 0) return (enum scan_level)f;
     static int cached = -1; /* benign race: every thread computes the same value */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v >= 0) return (enum scan_level)v;
-    enum scan_level want = SCAN_AVX2;
-    const char *e = getenv("JOBGUARD_SCANNER");
-    __atomic_store_n(&forced,
-                     e && (!strcmp(e, "scalar") || !strcmp(e, "portable") || !strcmp(e, "sse2") ||
-                           !strcmp(e, "avx2")),
-                     __ATOMIC_RELAXED);
-    if (e) {
-        if (!strcmp(e, "scalar"))
-            want = SCAN_SCALAR;
-        else if (!strcmp(e, "portable"))
-            want = SCAN_PORTABLE;
-        else if (!strcmp(e, "sse2"))
-            want = SCAN_SSE2;
-    }
-    want = scan_level_supported(want);
+    enum scan_level want = scan_level_supported(SCAN_AVX2);
     __atomic_store_n(&cached, (int)want, __ATOMIC_RELAXED);
     return want;
 }
 
 enum scan_level scan_level_for(size_t len) {
     enum scan_level l = scan_level_default();
-    return len < SCAN_INDEX_MIN_BYTES && !__atomic_load_n(&forced, __ATOMIC_RELAXED) ? SCAN_SCALAR
-                                                                                     : l;
+    return len < SCAN_INDEX_MIN_BYTES && __atomic_load_n(&forced, __ATOMIC_RELAXED) < 0
+               ? SCAN_SCALAR
+               : l;
 }
 
 /* ---- bits ---- */

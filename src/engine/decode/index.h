@@ -14,9 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How the structural pass classifies bytes. JOBGUARD_SCANNER=scalar|portable|sse2|avx2 in the
- * environment forces one (read once per process; a level the CPU lacks falls back to the best it
- * has); unset, the best the CPU has. SCAN_SCALAR is no pass at all: the byte scanner alone. */
+/* How the structural pass classifies bytes: the best the CPU has, unless jg_scanner_force
+ * (decode.h) named one. SCAN_SCALAR is no pass at all: the byte scanner alone. */
 enum scan_level { SCAN_SCALAR, SCAN_PORTABLE, SCAN_SSE2, SCAN_AVX2 };
 
 struct sindex {
@@ -28,13 +27,13 @@ struct sindex {
     size_t hint; /* where the last lookup ended: readers mostly move forward */
 };
 
-/* The level in force (environment, then CPU). */
+/* The level in force (jg_scanner_force, then the CPU). */
 enum scan_level scan_level_default(void);
 /* Below this many bytes the byte scanner alone is cheaper (bench/README.md: on the 3.9 KB
  * review the pass costs more than the skipping saves, since the readers read most of it). */
 #define SCAN_INDEX_MIN_BYTES 6144
 /* The level for a body of len bytes: SCAN_SCALAR below SCAN_INDEX_MIN_BYTES unless
- * JOBGUARD_SCANNER forces a level, else scan_level_default(). */
+ * jg_scanner_force named a level, else scan_level_default(). */
 enum scan_level scan_level_for(size_t len);
 /* The best level this CPU and build can run that is at most `want`. */
 enum scan_level scan_level_supported(enum scan_level want);
