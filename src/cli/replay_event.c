@@ -8,9 +8,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define MAX_DEPTH 512 /* nesting of an event; the objects in it are the decoder's to bound */
 
@@ -32,17 +29,6 @@ static void ws(struct jw *w) {
 
 /* Next '"', '\\' or control byte in [p, end), or end. */
 static const char *string_stop(const char *p, const char *end) {
-#if defined(__SSE2__)
-    const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1f);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
-                                   _mm_cmpeq_epi8(_mm_max_epu8(v, c), c));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
-        if (m) return p + __builtin_ctz(m);
-        p += 16;
-    }
-#endif
     while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
         p++;
     return p;

@@ -23,9 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <yaml.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* Nesting deeper than this is refused: the JSON is written recursively. */
 #define MAX_DEPTH 512
@@ -642,20 +639,6 @@ static inline bool plain_json(unsigned char c) {
 /* The length of s's first run of bytes plain_json takes. */
 static size_t plain_run(const char *s, size_t n) {
     size_t i = 0;
-#if defined(__SSE2__)
-    /* signed: bytes of 0x80 and up are below 0x20 too */
-    const __m128i sp = _mm_set1_epi8(0x20), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
-                  lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'), amp = _mm_set1_epi8('&');
-    for (; n - i >= 16; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i bad =
-            _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, q)),
-                         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, lt)),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, amp))));
-        unsigned m = (unsigned)_mm_movemask_epi8(bad);
-        if (m) return i + (size_t)__builtin_ctz(m);
-    }
-#endif
     while (i < n && plain_json((unsigned char)s[i]))
         i++;
     return i;

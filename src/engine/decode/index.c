@@ -80,6 +80,10 @@ enum scan_level scan_level_default(void) {
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v >= 0) return (enum scan_level)v;
     enum scan_level want = scan_level_supported(SCAN_AVX2);
+    /* Without SSE2/AVX2 (arm64, -Dsimd=false) the byte scanner alone is the automatic choice: the
+     * portable pass costs three times as much on the 16.7 KB review (595,670 engine instructions
+     * against 197,968, callgrind; 60 against 31 µs). It stays for tests and forced runs. */
+    if (want == SCAN_PORTABLE) want = SCAN_SCALAR;
     __atomic_store_n(&cached, (int)want, __ATOMIC_RELAXED);
     return want;
 }

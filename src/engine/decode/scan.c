@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(JG_NO_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -92,7 +92,7 @@ static inline bool str_special(unsigned char c) {
  * review is long plain strings (managedFields, the last-applied annotation): 16 bytes at a time
  * with SSE2, else 8 with SWAR, then byte by byte. */
 static const char *plain_run(const char *p, const char *end) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(JG_NO_SIMD)
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                   ctrl = _mm_set1_epi8(0x1f);
     while (end - p >= 16) {
