@@ -24,7 +24,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-ARG VERSION=0.7.0
+ARG VERSION=0.8.0
 ARG COMMIT=0000000000000000000000000000000000000000
 ARG SOURCE_DATE_EPOCH=0
 # The binary is stripped (symbols are not needed to run; the build is the same for every build of a
@@ -44,7 +44,7 @@ RUN meson setup build --buildtype=release -Dtests=false \
 # and jobguard handles SIGTERM itself, so no shell is needed.
 FROM scratch
 COPY --from=build /rootfs/ /
-ARG VERSION=0.7.0
+ARG VERSION=0.8.0
 ARG COMMIT=0000000000000000000000000000000000000000
 LABEL org.opencontainers.image.title="jobguard" \
       org.opencontainers.image.version="$VERSION" \
