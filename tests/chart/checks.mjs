@@ -1300,13 +1300,14 @@ function scenarios(ctx) {
   }
 
   // The memory limit: the chart refuses what `jobguard serve` would refuse at start, by the server's own
-  // numbers, read here from its sources (the reserves of budget.h, the flag defaults of serve.c).
+  // numbers, read here from its sources (the reserves of budget.h, the flag defaults of src/cli/serve.c).
   {
     const src = TOP;
     const h = fs.readFileSync(path.join(src, 'include/jobguard/server/budget.h'), 'utf8');
-    const serve = fs.readFileSync(path.join(src, 'src/server/serve.c'), 'utf8');
+    const serve = fs.readFileSync(path.join(src, 'src/cli/serve.c'), 'utf8');
     const macro = (n) => { const m = h.match(new RegExp(`#define ${n} \\(\\(uint64_t\\)(\\d+) << (\\d+)\\)`)); return m ? Number(m[1]) * 2 ** Number(m[2]) : NaN; };
-    const flag = (n) => serve.match(new RegExp(`\\{"${n}", K_(?:UINT|BYTES), "([^"]+)"`))?.[1];
+    // a row of serve's flag table: {"name", short, "META", "help" "help"..., "DEFAULT", K_UINT|K_BYTES, ...}
+    const flag = (n) => serve.match(new RegExp(`\\{"${n}",[\\s\\S]*?"([^"]+)",\\s*K_(?:UINT|BYTES),`))?.[1];
     const bytes = (v) => { const m = String(v).match(/^(\d+)(KiB|Ki|K|k|MiB|Mi|M|GiB|Gi|G)?$/); return m ? Number(m[1]) * ({ undefined: 1, K: 1024, k: 1024, Ki: 1024, KiB: 1024, M: 2 ** 20, Mi: 2 ** 20, MiB: 2 ** 20, G: 2 ** 30, Gi: 2 ** 30, GiB: 2 ** 30 })[m[2]] : NaN; };
     const need = (conns, connMem) => macro('JG_BUDGET_PROCESS_RESERVE') + macro('JG_BUDGET_POLICY_RESERVE') + macro('JG_BUDGET_MIN') +
       conns * (macro('JG_BUDGET_CONNECTION_BASE') + connMem);
